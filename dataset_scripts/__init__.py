@@ -1,0 +1,1 @@
+"""One builder per benchmark family. Each module registers a :class:`dialshift.registry.Family` on import."""

@@ -1,0 +1,5 @@
+import sys
+
+from dialshift.cli import main
+
+sys.exit(main())

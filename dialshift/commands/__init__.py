@@ -1,0 +1,1 @@
+"""One module per ``dialshift`` sub-command; each defines ``register(subparsers)``."""

@@ -1,0 +1,28 @@
+"""Where the raw corpora live: ``--data-dir``, else ``$DIALSHIFT_DATA_DIR``, else ``../shared/data`` if it exists."""
+
+import os
+from pathlib import Path
+
+from dialshift.errors import DialshiftError
+
+ENV_VAR = "DIALSHIFT_DATA_DIR"
+
+
+def _default_candidates():
+    here = Path(__file__).resolve().parent.parent  # the repository root in a source checkout
+    return [Path.cwd() / ".." / "shared" / "data", here / ".." / "shared" / "data"]
+
+
+def resolve_data_dir(data_dir=None) -> Path:
+    """Return the raw-data directory, or raise a :class:`DialshiftError` that says how to point at it."""
+    if data_dir is None:
+        data_dir = os.environ.get(ENV_VAR)
+    if data_dir is not None:
+        path = Path(data_dir).expanduser()
+        if not path.is_dir():
+            raise DialshiftError(f"data directory {path} does not exist; pass --data-dir or set {ENV_VAR}")
+        return path.resolve()
+    for candidate in _default_candidates():
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise DialshiftError(f"no raw data directory found; pass --data-dir DIR or set {ENV_VAR}=DIR (e.g. ../shared/data)")
