@@ -41,10 +41,16 @@ class Family:
     description: str = ""
     license: str = ""
     citation: str = ""
+    languages: tuple = ("en",)
+    task_categories: tuple = ()
 
     def configs(self) -> list[ConfigInfo]:
         """Every config this family can build, in a stable order."""
         raise NotImplementedError
+
+    def optional(self, config_name: str) -> bool:
+        """Whether a plain build may skip this config (e.g. it needs a trained model); validation allows its absence."""
+        return False
 
     def add_build_arguments(self, parser) -> None:
         """Add family-specific options to ``dialshift build`` (stored in ``BuildContext.options``)."""

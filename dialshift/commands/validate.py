@@ -1,0 +1,41 @@
+"""``dialshift validate``: check that a Hub dataset folder loads and matches its card."""
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a built Hub dataset folder",
+        description=(
+            "Check a Hub dataset folder: the card is present, every declared config loads offline with "
+            "datasets.load_dataset, features and row counts match the card's dataset_info, no split is missing and "
+            "every registered config of the families present is there (unless --partial)."
+        ),
+    )
+    parser.add_argument("folder", metavar="DIR", help="folder written by `dialshift build`")
+    parser.add_argument("--partial", action="store_true",
+                        help="do not require every config of the families found in the folder")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from dialshift.errors import DialshiftError
+    from dialshift.hub import declared_configs, validate_hub_folder
+    from dialshift.registry import families
+
+    expected = None
+    if not args.partial:
+        present = set(declared_configs(args.folder))
+        expected = set()
+        for family in families().values():
+            names = {config.name for config in family.configs()}
+            if names & present:
+                expected |= {name for name in names if name in present or not family.optional(name)}
+    report = validate_hub_folder(args.folder, expected_configs=expected, progress=True)
+    for name, split, rows in report.rows:
+        print(f"ok  {name}/{split}: {rows:,} rows")
+    for problem in report.problems:
+        print(f"FAIL {problem}")
+    if not report.ok:
+        raise DialshiftError(f"{len(report.problems)} problem(s) in {report.folder}")
+    print(f"{report.folder}: {len({row[0] for row in report.rows})} configs valid")
+    return 0
