@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     parser.add_argument("--family", action="append", metavar="F", help="build only this family (repeatable)")
     parser.add_argument("--config", action="append", metavar="C",
                         help="build only configs matching this shell pattern, e.g. 'uw_*' (repeatable)")
-    parser.add_argument("--data-dir", metavar="D", help="raw data directory (default: $DIALSHIFT_DATA_DIR or ../shared/data)")
+    parser.add_argument("--data-dir", metavar="D",
+                        help="raw data directory (default: $DIALSHIFT_DATA_DIR, else ../shared/data)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help="output Hub dataset folder")
     parser.add_argument("--num-proc", type=int, default=1, metavar="N", help="worker processes for per-instance work")
     parser.add_argument("--seed", type=int, default=0, help="global seed; every random choice is seeded per instance")

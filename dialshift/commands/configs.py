@@ -12,7 +12,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from dialshift.registry import select_configs, families
+    from dialshift.registry import families, select_configs
 
     selection = select_configs(args.family)
     registered = families()
