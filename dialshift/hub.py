@@ -85,15 +85,15 @@ def write_hub_folder(
 @contextmanager
 def _quiet_datasets():
     """Silence the per-file progress bars of ``datasets`` while we show our own."""
-    from datasets.utils import tqdm as datasets_tqdm
+    import datasets
 
-    was_enabled = datasets_tqdm.are_progress_bars_disabled() is False
-    datasets_tqdm.disable_progress_bars()
+    was_enabled = not datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
     try:
         yield
     finally:
         if was_enabled:
-            datasets_tqdm.enable_progress_bars()
+            datasets.enable_progress_bars()
 
 
 def _ensure_writable(parent: Path) -> None:
@@ -130,8 +130,8 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 # ----------------------------------------------------------------------------------------------- the card
 
 
-def render_card(configs: dict, cards: list[FamilyCard], *, pretty_name: str = "dialshift", folder=None) -> str:
-    """The README: YAML (``configs``, ``dataset_info``, licences, tags) and the body from ``hub_cards``."""
+def render_card(configs: dict, cards: list[FamilyCard], *, folder: Path, pretty_name: str = "dialshift") -> str:
+    """The README for ``folder`` (whose parquet files are written): YAML and the body from ``hub_cards``."""
     from datasets.info import DatasetInfo, DatasetInfosDict
     from datasets.splits import SplitDict, SplitInfo
     from datasets.utils.metadata import MetadataConfigs
@@ -154,7 +154,7 @@ def render_card(configs: dict, cards: list[FamilyCard], *, pretty_name: str = "d
         }
         split_dict = SplitDict()
         for split in sorted(splits):
-            split_dict.add(SplitInfo(name=split, num_bytes=splits[split].data.nbytes, num_examples=len(splits[split])))
+            split_dict.add(SplitInfo(name=split, num_bytes=_arrow_nbytes(folder / name / parquet_name(split)), num_examples=len(splits[split])))
         first = splits[sorted(splits)[0]]
         infos[name] = DatasetInfo(features=first.features, splits=split_dict, config_name=name)
     metadata.to_dataset_card_data(card_data)
@@ -178,9 +178,16 @@ def render_card(configs: dict, cards: list[FamilyCard], *, pretty_name: str = "d
         config_rows=rows,
         family_sections="\n\n".join(sections),
         citations=[card.citation.strip() for card in sorted(cards, key=lambda c: c.name) if card.citation.strip()],
-        fingerprint=folder_fingerprint(folder) if folder is not None else "",
+        fingerprint=folder_fingerprint(folder),
     )
     return str(card).rstrip("\n") + "\n"
+
+
+def _arrow_nbytes(path: Path) -> int:
+    """In-memory Arrow size of a written parquet file: read back, so a rewrite of the same rows is byte-identical."""
+    import pyarrow.parquet as pq
+
+    return int(pq.read_table(path).nbytes)
 
 
 def folder_fingerprint(folder) -> str:
@@ -298,6 +305,13 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
     return report
 
 
+def _parquet_features(path: Path):
+    import datasets
+    import pyarrow.parquet as pq
+
+    return datasets.Features.from_arrow_schema(pq.read_schema(path))
+
+
 def _validate_config(folder: Path, name: str, files: dict, info, cache: Path, rows: list) -> list[str]:
     import datasets
 
@@ -309,8 +323,11 @@ def _validate_config(folder: Path, name: str, files: dict, info, cache: Path, ro
         problems.append(f"{name}: data_files splits {sorted(files)} differ from dataset_info splits "
                         f"{sorted(declared_splits)}")
     for split in sorted(files):
-        if not (folder / name / parquet_name(split)).is_file():
+        path = folder / name / parquet_name(split)
+        if not path.is_file():
             problems.append(f"{name}/{split}: file {name}/{parquet_name(split)} is missing")
+        elif info.features is not None and _parquet_features(path) != info.features:
+            problems.append(f"{name}/{split}: the parquet file's features differ from the declaration in {README}")
     if problems:
         return problems
     try:
