@@ -206,6 +206,8 @@ def read_card(folder):
     """The folder's README as a ``huggingface_hub.DatasetCard``; a clear error when it is missing or unreadable."""
     from huggingface_hub import DatasetCard
 
+    if not Path(folder).is_dir():
+        raise DialshiftError(f"{folder} is not a directory; pass the folder `dialshift build --out` wrote")
     path = Path(folder) / README
     if not path.is_file():
         raise DialshiftError(f"{path}: no dataset card; is {folder} a folder written by `dialshift build`?")
@@ -273,8 +275,6 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
     from datasets.info import DatasetInfosDict
 
     folder = Path(folder).expanduser().absolute()
-    if not folder.is_dir():
-        raise DialshiftError(f"{folder} is not a directory; pass the folder `dialshift build --out` wrote")
     report = ValidationReport(folder)
     card = read_card(folder)
     if not card.text.strip():
