@@ -1,0 +1,121 @@
+"""WordNet 3.0 for NLTK, prepared once from the Debian ``wordnet-base`` files.
+
+nltk 3.10 only reads corpora below a directory on its data path and refuses symlinks that leave it, and Debian's
+package lacks the ``lexnames`` file NLTK's reader opens. :func:`prepare_wordnet` therefore copies the database files
+into ``<cache>/nltk_data/corpora/wordnet`` (``<cache>`` = ``$DIALSHIFT_CACHE_DIR`` or ``~/.cache/dialshift``) and
+writes ``lexnames`` from the lexicographer-file table of WordNet 3.0 (``lexnames(5WN)``). The preparation is
+idempotent and atomic (a temporary directory renamed into place). :func:`load_wordnet` returns a ready reader.
+See ``../shared/data/wordnet/SOURCE.md``.
+"""
+
+import hashlib
+import os
+import shutil
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from dialshift.errors import DialshiftError
+
+WORDNET_DIR_ENV = "DIALSHIFT_WORDNET_DIR"
+CACHE_DIR_ENV = "DIALSHIFT_CACHE_DIR"
+DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
+INSTALL_HINT = "apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index"
+
+#: Files NLTK's WordNetCorpusReader reads (``lexnames`` is generated, not copied).
+REQUIRED_FILES = tuple(
+    f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")
+) + ("noun.exc", "verb.exc", "adj.exc", "adv.exc")
+OPTIONAL_FILES = ("index.sense", "cntlist.rev")
+
+#: The 45 lexicographer files of WordNet 3.0 in number order (``man 5 lexnames``); category from the name prefix.
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
+    "noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object "
+    "noun.person noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape "
+    "noun.state noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition "
+    "verb.consumption verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession "
+    "verb.social verb.stative verb.weather adj.ppl"
+).split()
+_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+
+
+def lexnames_text() -> str:
+    """The ``lexnames`` file NLTK expects: ``NN<TAB>name<TAB>category`` per line."""
+    return "".join(f"{number:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for number, name in enumerate(LEXNAMES))
+
+
+def cache_dir() -> Path:
+    """dialshift's cache directory: ``$DIALSHIFT_CACHE_DIR`` or ``~/.cache/dialshift``."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "dialshift").expanduser()
+
+
+def source_dir(wordnet_dir=None) -> Path:
+    """The installed WordNet database (``wordnet_dir``, ``$DIALSHIFT_WORDNET_DIR`` or ``/usr/share/wordnet``).
+
+    Raises a one-line :class:`DialshiftError` with the install command when a required file is missing.
+    """
+    path = Path(wordnet_dir or os.environ.get(WORDNET_DIR_ENV) or DEFAULT_WORDNET_DIR)
+    missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]
+    if missing:
+        raise DialshiftError(
+            f"WordNet 3.0 not found: {path / missing[0]} is missing; install it with `{INSTALL_HINT}` "
+            f"(or point {WORDNET_DIR_ENV} at a directory holding data.noun, index.noun, ...)"
+        )
+    return path
+
+
+def _fingerprint(files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(f"{file.name}:{file.stat().st_size}\n".encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def prepare_wordnet(wordnet_dir=None, cache=None) -> Path:
+    """Copy WordNet into ``<cache>/nltk_data/corpora/wordnet`` once and return the ``nltk_data`` directory."""
+    source = source_dir(wordnet_dir)
+    nltk_data = Path(cache or cache_dir()) / "nltk_data"
+    target = nltk_data / "corpora" / "wordnet"
+    if (target / "lexnames").is_file() and all((target / name).is_file() for name in REQUIRED_FILES):
+        return nltk_data
+    target.parent.mkdir(parents=True, exist_ok=True)
+    files = [source / name for name in REQUIRED_FILES + OPTIONAL_FILES if (source / name).is_file()]
+    staging = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=target.parent))
+    try:
+        for file in files:
+            shutil.copyfile(file, staging / file.name)
+        (staging / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+        (staging / "FINGERPRINT").write_text(_fingerprint(files) + "\n", encoding="utf-8")
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not (target / "lexnames").is_file():  # not a concurrent preparation that won the race
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return nltk_data
+
+
+def wordnet_fingerprint(reader) -> str:
+    """A short hash of the prepared database files (for keying caches derived from WordNet)."""
+    path = Path(reader.root.path if hasattr(reader.root, "path") else reader.root)
+    stamp = path / "FINGERPRINT"
+    return stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else "unknown"
+
+
+@cache
+def _load(wordnet_dir, cache):
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    nltk_data = prepare_wordnet(wordnet_dir, cache)
+    if str(nltk_data) not in nltk.data.path:
+        nltk.data.path.insert(0, str(nltk_data))
+    return WordNetCorpusReader(str(nltk_data / "corpora" / "wordnet"), None)
+
+
+def load_wordnet(wordnet_dir=None, cache=None):
+    """A ready NLTK ``WordNetCorpusReader`` over WordNet 3.0 (prepared on first use, cached per process)."""
+    return _load(str(wordnet_dir) if wordnet_dir else None, str(Path(cache or cache_dir())))
