@@ -58,7 +58,8 @@ def test_ensemble_is_the_mean_of_its_members(setup, tmp_path):
         out = tmp_path / member.name
         assert cli(["evaluate", "--model-dir", str(member), "--dataset", str(folder), "--configs", "uw_0.10", "--out",
                     str(out), "--no-progress", "--no-plots"]) == 0
-        single.append(np.array([r["probabilities"] for r in read_predictions(out / "vanilla/predictions/uw_0.10.jsonl")]))
+        rows = read_predictions(out / "vanilla" / "predictions" / "uw_0.10.jsonl")
+        single.append(np.array([r["probabilities"] for r in rows]))
     ensemble = read_predictions(results / "ensemble" / "predictions" / "uw_0.10.jsonl")
     assert np.allclose(np.array([r["probabilities"] for r in ensemble]), np.mean(single, axis=0), atol=1e-6)
     variance = np.array([r["uncertainty"] for r in ensemble])
