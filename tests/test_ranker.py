@@ -184,3 +184,17 @@ def test_cli_help_runs():
     result = subprocess.run([sys.executable, str(ROOT / "trainers" / "ranker.py"), "--help"], capture_output=True,
                             text=True, check=True)
     assert "--resume-from-checkpoint" in result.stdout
+
+
+def test_word_importance_has_the_shape_of_the_contexts(tiny_ranker):
+    from dialshift.models.importance import word_importance
+
+    contexts = [[["good", "morning"], [], ["how", "are", "you", "today"]], [["unbelievably", "fine"]],
+                [["a"] * 40, ["the", "end"]]]
+    scores = word_importance(tiny_ranker, contexts, batch_size=2, max_length=16, progress=False)
+    assert [[len(turn) for turn in c] for c in scores] == [[len(turn) for turn in c] for c in contexts]
+    flat = [x for c in scores for turn in c for x in turn]
+    assert all(x >= 0 for x in flat) and sum(scores[0][0] + scores[0][2]) < 1.0 + 1e-6
+    assert scores[2][0][0] == 0.0 and scores[2][0][-1] > 0  # the oldest words are truncated away at 16 tokens
+    alone = word_importance(tiny_ranker, contexts[1:2], batch_size=1, max_length=16, progress=False)
+    assert np.allclose(alone[0][0], scores[1][0], atol=1e-5)  # independent of the batch it is in

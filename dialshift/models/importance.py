@@ -1,0 +1,80 @@
+"""Attention-based word importance of dialogue contexts (Lee et al. 2022, App. A.5), for ``uw_imp_1`` ... ``uw_imp_5``.
+
+Rule (the paper says only "sorted in order of each attention weight"; this is the stated choice):
+
+* input: the context alone, encoded as the ranker encodes a context — ``[CLS] u_1 [SEP] u_2 [SEP] ... u_n [SEP]``,
+  truncated from the oldest token when longer than ``max_length`` (the candidate is not part of the interface);
+* attention: the fine-tuned ranker's **last layer** (``layer=-1``), the attention row of the ``[CLS]`` query (the
+  representation the ranking head reads), **averaged over all heads**; computed with ``attn_implementation="eager"``
+  (sdpa returns no attention weights);
+* words: each given word is tokenized on its own (``is_split_into_words=True``); a word's importance is the **sum** of
+  the attention its WordPiece sub-tokens receive; a word that yields no sub-token or that was truncated away gets 0.0.
+"""
+
+import numpy as np
+
+
+def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int = 256, progress: bool = True,
+                    layer: int = -1) -> list[list[list[float]]]:
+    """Importance of every word of every context turn; same nested shape as ``contexts``.
+
+    Args:
+        model_dir: a ranker folder written by ``trainers/ranker.py``.
+        contexts: instances, each a list of turns, each a list of word strings.
+        batch_size: contexts per forward pass.
+        max_length: tokens per encoded context (longer contexts lose their oldest tokens).
+        progress: show a progress bar.
+        layer: which layer's attention to read (default: the last).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from dialshift.models.ranker import load_ranker
+
+    if max_length < 4:
+        raise ValueError(f"max_length must be at least 4, got {max_length}")
+    ranker = load_ranker(model_dir, attn_implementation="eager")
+    tokenizer, model = ranker.tokenizer, ranker.model
+    device = next(model.parameters()).device
+
+    turns = [turn for context in contexts for turn in context if turn]
+    encoded = tokenizer([list(map(str, t)) for t in turns], is_split_into_words=True,
+                        add_special_tokens=False) if turns else None
+    per_turn = iter(range(len(turns)))
+
+    sequences = []  # per context: token ids and, per token, (turn, word) or None for special tokens
+    for context in contexts:
+        ids, owners = [], []
+        for t, turn in enumerate(context):
+            if ids:
+                ids.append(tokenizer.sep_token_id)
+                owners.append(None)
+            if turn:
+                k = next(per_turn)
+                ids.extend(encoded["input_ids"][k])
+                owners.extend((t, w) for w in encoded.word_ids(k))
+        keep = max_length - 2
+        ids, owners = ids[-keep:] if len(ids) > keep else ids, owners[-keep:] if len(owners) > keep else owners
+        sequences.append(([tokenizer.cls_token_id, *ids, tokenizer.sep_token_id], [None, *owners, None]))
+
+    result = [[[0.0] * len(turn) for turn in context] for context in contexts]
+    order = np.argsort([len(ids) for ids, _ in sequences], kind="stable")
+    with torch.inference_mode(), tqdm(total=len(order), desc="word importance", unit="context",
+                                      disable=not progress) as bar:
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            width = max(len(sequences[r][0]) for r in rows)
+            input_ids = torch.full((len(rows), width), tokenizer.pad_token_id or 0, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for i, r in enumerate(rows):
+                input_ids[i, : len(sequences[r][0])] = torch.tensor(sequences[r][0])
+                mask[i, : len(sequences[r][0])] = 1
+            out = model(input_ids=input_ids.to(device), attention_mask=mask.to(device), output_attentions=True)
+            cls_rows = out.attentions[layer][:, :, 0, :].mean(dim=1).float().cpu().numpy()  # batch x tokens
+            for i, r in enumerate(rows):
+                for position, owner in enumerate(sequences[r][1]):
+                    if owner is not None:
+                        t, w = owner
+                        result[r][t][w] += float(cls_rows[i, position])
+            bar.update(len(rows))
+    return result
