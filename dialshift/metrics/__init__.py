@@ -1,0 +1,29 @@
+"""The numeric core of every dialshift metric: numpy/scipy, vectorised, no ``evaluate`` import.
+
+Each function takes the same arguments as the ``compute`` of its evaluate module in ``metrics/<name>/`` and returns
+the same dict; the modules are thin wrappers over these functions, so there is one source of truth per metric.
+
+>>> from dialshift.metrics import ece, brier, recall_at_k, open_world_f1, ood_detection, das_ratio
+"""
+
+from dialshift.metrics.attention import (
+    attention_scores_dynamic,
+    attention_scores_non_hierarchical,
+    attention_scores_static,
+    das_ratio,
+)
+from dialshift.metrics.calibration import brier, ece
+from dialshift.metrics.open_world import ood_detection, open_world_f1
+from dialshift.metrics.ranking import recall_at_k
+
+__all__ = [
+    "attention_scores_dynamic",
+    "attention_scores_non_hierarchical",
+    "attention_scores_static",
+    "brier",
+    "das_ratio",
+    "ece",
+    "ood_detection",
+    "open_world_f1",
+    "recall_at_k",
+]

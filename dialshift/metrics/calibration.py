@@ -1,0 +1,228 @@
+"""Calibration metrics: expected calibration error (ECE) and the Brier score with its Murphy decomposition.
+
+Conventions (also stated in the metric cards ``metrics/ece/README.md`` and ``metrics/brier/README.md``):
+
+* ``predictions`` is an ``N x K`` array of class probabilities (rows in [0, 1] summing to 1 within 1e-4);
+  ``references`` the gold class ids. A ranking task with ``K`` candidates is a ``K``-class prediction (Lee et al.).
+* Bins: ``n_bins`` bins over [0, 1]. Equal-width edges are ``numpy.linspace(0, 1, n_bins + 1)``; equal-mass edges
+  are the ``n_bins + 1`` quantiles of the confidences (``numpy.quantile``, linear interpolation) with the outer
+  edges set to 0 and 1. Bins are right-closed, ``(lo, hi]`` (Guo et al., 2017), except the first, which also holds
+  0; so a confidence of exactly 1.0 lies in the last bin and 0.0 in the first. Ties in confidence never straddle a
+  bin edge, so the result does not depend on the order of the samples.
+* Top-label mode: confidence = the largest probability of a row, prediction = its column (the first one on ties),
+  hit = prediction equals the gold id. Classwise mode (Kull et al., 2019): every column ``k`` is binned on its own
+  with hit = (gold id == k), and the ECE is the mean over classes of the per-class error.
+* Norms: ``l1`` = sum over bins of (bin size / N) * |accuracy - confidence|; ``l2`` = the square root of the
+  same weighted sum of squared gaps; ``max`` = the largest gap over non-empty bins (the MCE).
+"""
+
+import numpy as np
+
+from dialshift.metrics._checks import (
+    as_array,
+    as_class_ids,
+    check_choice,
+    check_n_bins,
+    check_probabilities,
+    check_same_length,
+    row_blocks,
+)
+
+BINNINGS = ("equal_width", "equal_mass")
+NORMS = ("l1", "l2", "max")
+MODES = ("top_label", "classwise")
+
+
+def bin_edges(confidences: np.ndarray, n_bins: int, binning: str = "equal_width") -> np.ndarray:
+    """The ``n_bins + 1`` bin edges over [0, 1] for ``confidences`` (see the module docstring)."""
+    if binning == "equal_width":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    edges = np.quantile(confidences, np.linspace(0.0, 1.0, n_bins + 1))
+    edges[0], edges[-1] = 0.0, 1.0
+    return edges
+
+
+def bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool = False) -> np.ndarray:
+    """Bin of each value for right-closed bins ``(edges[i], edges[i + 1]]``, the first bin also holding 0.
+
+    With ``equal_width=True`` (``edges`` from ``numpy.linspace(0, 1, n + 1)``) the bin is computed arithmetically
+    and then corrected against the actual edges, which is several times faster than ``numpy.searchsorted`` and
+    gives the same result.
+    """
+    last = len(edges) - 2
+    if not equal_width:
+        index = np.searchsorted(edges, values, side="left")
+        index -= 1
+        np.clip(index, 0, last, out=index)
+        return index
+    index = np.ceil(values * (last + 1)).astype(np.intp)
+    index -= 1
+    np.clip(index, 0, last, out=index)
+    # ceil(v * n) - 1 can be one bin off where v * n rounds across an integer: compare with the edges themselves
+    index += (values > edges[index + 1]) & (index < last)
+    index -= (values <= edges[index]) & (index > 0)
+    return index
+
+
+def binned_sums(confidences: np.ndarray, hits: np.ndarray, edges: np.ndarray, equal_width: bool = False):
+    """Per-bin sample counts, sums of confidences and sums of hits (float64 arrays of length ``len(edges) - 1``)."""
+    n_bins = len(edges) - 1
+    index = bin_index(confidences, edges, equal_width)
+    counts = np.bincount(index, minlength=n_bins).astype(np.float64)
+    confidence_sums = np.bincount(index, weights=confidences, minlength=n_bins)
+    hit_sums = np.bincount(index, weights=hits, minlength=n_bins)
+    return counts, confidence_sums, hit_sums
+
+
+def calibration_error(counts: np.ndarray, confidence_sums: np.ndarray, hit_sums: np.ndarray, norm: str = "l1"):
+    """Calibration error from per-bin counts and sums, with the ``l1``, ``l2`` or ``max`` norm."""
+    filled = counts > 0
+    counts = counts[filled]
+    gaps = np.abs(hit_sums[filled] / counts - confidence_sums[filled] / counts)
+    if norm == "max":
+        return float(gaps.max())
+    weights = counts / counts.sum()
+    if norm == "l2":
+        return float(np.sqrt(np.sum(weights * gaps**2)))
+    return float(np.sum(weights * gaps))
+
+
+def _bin_means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    means = np.full(sums.shape, np.nan)
+    np.divide(sums, counts, out=means, where=counts > 0)
+    return means
+
+
+def _checked_inputs(predictions, references):
+    probabilities = as_array(predictions, "predictions", ndim=2)
+    labels = as_class_ids(references, "references", n_classes=probabilities.shape[1])
+    check_same_length(probabilities, labels, "predictions", "references")
+    return probabilities, labels
+
+
+def top_label_confidences(predictions, references):
+    """Validated ``(confidences, hits)`` of the top-label prediction of every row (float64, bool)."""
+    probabilities, labels = _checked_inputs(predictions, references)
+    n = len(probabilities)
+    confidences = np.empty(n)
+    hits = np.empty(n, dtype=bool)
+    for start, stop in row_blocks(n):
+        block = np.asarray(probabilities[start:stop], dtype=np.float64)
+        check_probabilities(block, "predictions", start)
+        predicted = block.argmax(axis=1)
+        confidences[start:stop] = block[np.arange(stop - start), predicted]
+        np.equal(predicted, labels[start:stop], out=hits[start:stop])
+    return confidences, hits
+
+
+def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
+    """Expected calibration error (Naeini et al., 2015; Guo et al., 2017) with its reliability-diagram bins.
+
+    Args:
+        predictions: ``N x K`` class probabilities (list of rows, numpy array or CPU tensor).
+        references: ``N`` gold class ids in ``[0, K)``.
+        n_bins: number of confidence bins.
+        binning: ``"equal_width"`` or ``"equal_mass"`` (quantile edges).
+        norm: ``"l1"`` (ECE), ``"l2"`` (RMS calibration error) or ``"max"`` (maximum calibration error).
+        mode: ``"top_label"`` (the confidence of the predicted class) or ``"classwise"`` (every class binned on
+            its own, errors averaged over classes).
+
+    Returns:
+        ``{"ece": float, "bin_counts", "bin_confidence", "bin_accuracy", "bin_edges"}``: per-bin sample counts,
+        mean confidences and accuracies (NaN for empty bins) and the bin edges, as lists; in classwise mode each
+        per-bin entry is a list of ``K`` rows, one per class.
+
+    Raises:
+        ValueError: NaN/inf, values outside [0, 1], rows not summing to 1, class ids out of range, length or shape
+            mismatch, empty input, or a bad option; the message names the argument and the first offending row.
+
+    Example:
+        >>> result = ece([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]], [0, 1, 1], n_bins=5)
+        >>> round(result["ece"], 4)
+        0.3
+        >>> result["bin_counts"]
+        [0, 0, 1, 1, 1]
+    """
+    n_bins = check_n_bins(n_bins)
+    check_choice(binning, "binning", BINNINGS)
+    check_choice(norm, "norm", NORMS)
+    check_choice(mode, "mode", MODES)
+    if mode == "top_label":
+        confidences, hits = top_label_confidences(predictions, references)
+        edges = bin_edges(confidences, n_bins, binning)
+        counts, confidence_sums, hit_sums = binned_sums(confidences, hits, edges, binning == "equal_width")
+        value = calibration_error(counts, confidence_sums, hit_sums, norm)
+    else:
+        probabilities, labels = _checked_inputs(predictions, references)
+        for start, stop in row_blocks(len(probabilities)):
+            check_probabilities(np.asarray(probabilities[start:stop], dtype=np.float64), "predictions", start)
+        per_class = []
+        for k in range(probabilities.shape[1]):
+            column = np.asarray(probabilities[:, k], dtype=np.float64)
+            class_edges = bin_edges(column, n_bins, binning)
+            sums = binned_sums(column, labels == k, class_edges, binning == "equal_width")
+            per_class.append((class_edges, *sums))
+        edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
+        errors = [calibration_error(*sums, norm) for sums in zip(counts, confidence_sums, hit_sums, strict=True)]
+        value = float(np.mean(errors))
+    return {
+        "ece": value,
+        "bin_counts": counts.astype(np.int64).tolist(),
+        "bin_confidence": _bin_means(confidence_sums, counts).tolist(),
+        "bin_accuracy": _bin_means(hit_sums, counts).tolist(),
+        "bin_edges": edges.tolist(),
+    }
+
+
+def brier(predictions, references, n_bins=15):
+    """Multiclass Brier score (Brier, 1950) and its Murphy (1973) decomposition.
+
+    ``brier`` is the mean over samples of the sum over classes of ``(p_k - onehot_k)^2`` (range [0, 2]; the
+    convention of Lee et al. 2022 and of ``sklearn.metrics.brier_score_loss`` for more than two classes).
+
+    The decomposition is computed per class and summed over classes. The forecasts ``p_k`` of each class are put in
+    ``n_bins`` equal-width right-closed bins over [0, 1] (as :func:`ece`); with ``n_kb`` forecasts in bin ``b``,
+    mean forecast ``f_kb``, observed frequency ``o_kb`` and base rate ``o_k``:
+    ``reliability = sum n_kb (f_kb - o_kb)^2 / N``, ``resolution = sum n_kb (o_kb - o_k)^2 / N`` and
+    ``uncertainty = sum_k o_k (1 - o_k)``. ``brier = reliability - resolution + uncertainty`` holds exactly when
+    the forecasts inside each bin are equal; otherwise it is off by the within-bin variance terms of Stephenson et
+    al. (2008).
+
+    Example:
+        >>> result = brier([[1.0, 0.0], [0.5, 0.5]], [0, 1])
+        >>> result["brier"]
+        0.25
+        >>> round(result["reliability"] - result["resolution"] + result["uncertainty"], 12)
+        0.25
+    """
+    n_bins = check_n_bins(n_bins)
+    probabilities, labels = _checked_inputs(predictions, references)
+    n, n_classes = probabilities.shape
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    offsets = np.arange(n_classes) * n_bins
+    size = n_classes * n_bins
+    counts, forecast_sums, hit_sums = np.zeros(size), np.zeros(size), np.zeros(size)
+    total = 0.0
+    for start, stop in row_blocks(n):
+        block = np.asarray(probabilities[start:stop], dtype=np.float64)
+        check_probabilities(block, "predictions", start)
+        rows = np.arange(stop - start)
+        gold = labels[start:stop]
+        total += np.einsum("ij,ij->", block, block) - 2.0 * block[rows, gold].sum() + (stop - start)
+        index = bin_index(block, edges, equal_width=True)
+        index += offsets
+        counts += np.bincount(index.ravel(), minlength=size)
+        forecast_sums += np.bincount(index.ravel(), weights=block.ravel(), minlength=size)
+        hit_sums += np.bincount(index[rows, gold], minlength=size)
+    counts, forecast_sums, hit_sums = (a.reshape(n_classes, n_bins) for a in (counts, forecast_sums, hit_sums))
+    base_rate = hit_sums.sum(axis=1) / n
+    filled = counts > 0
+    mean_forecast = forecast_sums[filled] / counts[filled]
+    frequency = hit_sums[filled] / counts[filled]
+    base = np.broadcast_to(base_rate[:, None], counts.shape)[filled]
+    return {
+        "brier": float(total / n),
+        "reliability": float(np.sum(counts[filled] * (mean_forecast - frequency) ** 2) / n),
+        "resolution": float(np.sum(counts[filled] * (frequency - base) ** 2) / n),
+        "uncertainty": float(np.sum(base_rate * (1.0 - base_rate))),
+    }
