@@ -39,11 +39,16 @@ def check_source(info, data_dir):
 
 
 def _format_counts(counts) -> list[str]:
-    import textwrap
-
-    if counts is None:
+    """``key value`` items joined by commas, wrapped to :data:`WRAP` columns without splitting an item."""
+    if not counts:
         return ["-"]
-    return textwrap.wrap(", ".join(f"{key} {value:,}" for key, value in counts.items()), WRAP) or ["-"]
+    lines = [""]
+    for item in (f"{key} {value:,}" for key, value in counts.items()):
+        if lines[-1] and len(lines[-1]) + len(item) + 2 > WRAP:
+            lines[-1] += ","
+            lines.append("")
+        lines[-1] += f", {item}" if lines[-1] else item
+    return lines
 
 
 def run(args) -> int:

@@ -11,7 +11,9 @@ Files under ``ubuntu_irc/`` (see its ``README.md``):
 
 Splits ``train``, ``validation`` (``dev``) and ``test``. Each :class:`Conversation` is one gold cluster; its
 :class:`Message` tuple is in log order with **system lines dropped** (joins/quits are annotated but carry no
-dialogue). ``reply_to`` holds the earlier messages a message is linked to, without dropped system lines.
+dialogue). ``reply_to`` holds the earlier messages of the same conversation a message is linked to: links to
+dropped system lines and to messages before 1,000 (unannotated context, never part of a gold cluster; 826 links)
+are left out, so every ``reply_to`` id is a message of the conversation.
 ``addressee`` follows the IRC convention the annotation guide relies on: a message that starts with ``name:`` or
 ``name,`` where ``name`` is (case-insensitively) a nick seen in that log is addressed to that nick (spelled as the
 nick first appears in the log); otherwise it is ``None``. Conversations are ordered by log file name and first
@@ -151,11 +153,13 @@ def read_split(data_dir: Path, split: str, min_messages: int = MIN_MESSAGES) -> 
         if ids[-1] >= len(lines):
             raise SourceError(clusters_path, f"message {ids[-1]} is beyond the {len(lines)} lines of {logs[key]}",
                               line=number)
+        kept = [i for i in ids if lines[i] is not None]
+        members = set(kept)
         messages = tuple(
             Message(id=i, time=lines[i].time, speaker=lines[i].speaker, text=lines[i].text,
                     addressee=_addressee(lines[i].text, lines[i].speaker, nicks), kind=lines[i].kind,
-                    reply_to=tuple(sorted(p for p in links.get(i, ()) if lines[p] is not None)))
-            for i in ids if lines[i] is not None)
+                    reply_to=tuple(sorted(members.intersection(links.get(i, ())))))
+            for i in kept)
         if not messages:
             continue
         log = logs[key].name[: -len(".raw.txt")]
