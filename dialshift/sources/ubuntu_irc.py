@@ -12,9 +12,9 @@ Files under ``ubuntu_irc/`` (see its ``README.md``):
 Splits ``train``, ``validation`` (``dev``) and ``test``. Each :class:`Conversation` is one gold cluster; its
 :class:`Message` tuple is in log order with **system lines dropped** (joins/quits are annotated but carry no
 dialogue). ``reply_to`` holds the earlier messages of the same conversation a message is linked to: links to
-dropped system lines and to messages before 1,000 (unannotated context, never part of a gold cluster; 826 links)
+dropped system lines and to messages before 1,000 (unannotated context, never part of a gold cluster; 826 such links)
 are left out, so every ``reply_to`` id is a message of the conversation.
-``addressee`` follows the IRC convention the annotation guide relies on: a message that starts with ``name:`` or
+``addressee`` follows the usual IRC convention of addressing by name prefix: a message that starts with ``name:`` or
 ``name,`` where ``name`` is (case-insensitively) a nick seen in that log is addressed to that nick (spelled as the
 nick first appears in the log); otherwise it is ``None``. Conversations are ordered by log file name and first
 message id; ids are ``ubuntu-irc-{split}-{log key}-{first message id:04d}``.
