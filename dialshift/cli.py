@@ -7,6 +7,7 @@ Errors the user can fix (:class:`~dialshift.errors.DialshiftError`) print one li
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -41,6 +42,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"dialshift {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `dialshift sources | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
