@@ -25,6 +25,7 @@ import json
 import math
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,9 @@ def parse_args(argv=None):
     p.add_argument("--num-negatives", type=int, default=9)
     p.add_argument("--max-length", type=int, default=256, help="tokens per (context, candidate) pair")
     p.add_argument("--max-train-instances", type=int, default=None,
-                   help="seeded subsample of the training instances (hash of (seed, id)) for CPU runs")
+                   help="subsample of the training instances for CPU runs: the N with the smallest hash of "
+                        "(--sample-seed, id), so rankers with different --seed share the same training data")
+    p.add_argument("--sample-seed", type=int, default=0, help="seed of the --max-train-instances subsample")
     p.add_argument("--max-eval-instances", type=int, default=None,
                    help="seeded subsample of the validation instances used for model selection and temperature")
     p.add_argument("--eval-batch-size", type=int, default=64, help="pairs per validation batch")
@@ -99,7 +102,7 @@ def load_training_data(args):
     configs = read_card_configs(args.dataset)
     if "source" not in configs:
         raise DialshiftError(f"{args.dataset}: no `source` config to train on (build it with `dialshift build`)")
-    train = load_split(args.dataset, "source", "train", args.max_train_instances, args.seed, configs)
+    train = load_split(args.dataset, "source", "train", args.max_train_instances, args.sample_seed, configs)
     validation = load_split(args.dataset, "source", "validation", args.max_eval_instances, 0, configs)
     if not train["id"] or not validation["id"]:
         raise DialshiftError(f"{args.dataset}: the source config's train or validation split is empty")
@@ -194,9 +197,11 @@ def train(args) -> int:
     bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step", disable=not progress)
     loss_fn = torch.nn.CrossEntropyLoss()
     done = state["global_step"] >= total_steps
+    train_seconds, trained_steps = 0.0, 0
     while not done and state["epoch"] < args.num_epochs:
         order, negatives = epoch_plan(len(gold), gold, len(pool), args.num_negatives, args.seed, state["epoch"])
         for step in range(state["step_in_epoch"], steps_per_epoch):
+            started = time.perf_counter()
             rows = order[step * args.batch_size : (step + 1) * args.batch_size]
             pairs = [(contexts[r], pool[i]) for r in rows for i in (gold[r], *negatives[r])]
             batch = {k: v.to(accelerator.device) for k, v in encoder.collate(encoder.encode_pairs(pairs)).items()}
@@ -206,6 +211,8 @@ def train(args) -> int:
             accelerator.backward(loss)
             optimizer.step()
             optimizer.zero_grad()
+            train_seconds += time.perf_counter() - started
+            trained_steps += 1
             state["global_step"] += 1
             state["step_in_epoch"] = step + 1
             bar.update(1)
@@ -249,6 +256,7 @@ def train(args) -> int:
                 "nll_temperature": negative_log_likelihood(logits, labels, temperature),
             },
             "temperature": temperature,
+            "train_steps_per_second": trained_steps / train_seconds if train_seconds else None,
             "dialshift_version": __version__,
         }
         tokenizer.save_pretrained(output_dir)  # the selected weights are already in place
