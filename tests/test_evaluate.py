@@ -47,6 +47,8 @@ def test_outputs_have_the_submission_shape(setup):
             assert probabilities.shape == (len(rows), 10) and np.allclose(probabilities.sum(1), 1, atol=1e-5)
             assert all(len(r["scores"]) == 10 for r in rows)
             assert 0 <= values["accuracy"] <= 1 and 0 <= values["ece"] <= 1 and 0 <= values["brier"] <= 2
+    plots = {p.name for p in (results / "plots").iterdir()}
+    assert {"shift_uw_kw.png", "shift_ic_sr.png", *(f"reliability_{m}.png" for m in METHODS)} <= plots
     summary = (results / "results.md").read_text()
     assert all(m in summary for m in METHODS) and "uw_0.20" in summary and "sr_3" in summary
 

@@ -76,20 +76,22 @@ def load_split(folder, config: str, split: str = "test", max_instances: int | No
     if split not in configs[config]:
         have = ", ".join(configs[config])
         raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: {have})")
-    columns: dict[str, list] = {name: [] for name in COLUMNS}
+    import pyarrow as pa
+
+    tables = []
     for path in configs[config][split]:
         try:
-            table = pq.read_table(path, columns=list(COLUMNS))
+            tables.append(pq.read_table(path, columns=list(COLUMNS)))
         except Exception as error:  # pyarrow raises several types for bad files and missing columns
             raise DialshiftError(f"{path}: cannot read the ranking columns {COLUMNS} ({error})") from error
-        for name in COLUMNS:
-            columns[name].extend(table.column(name).to_pylist())
-    keys = np.array([stable_key(seed, i) for i in columns["id"]], dtype=np.uint64)
-    order = np.argsort(keys, kind="stable")
+    table = pa.concat_tables(tables)
+    ids = table.column("id").to_pylist()
+    order = np.argsort(np.array([stable_key(seed, i) for i in ids], dtype=np.uint64), kind="stable")
     if max_instances is not None:
         order = order[:max_instances]
-    order = sorted(order.tolist(), key=lambda row: columns["id"][row])
-    return {name: [values[row] for row in order] for name, values in columns.items()}
+    order = sorted(order.tolist(), key=ids.__getitem__)
+    table = table.take(pa.array(order, type=pa.int64()))  # only the kept rows become Python objects
+    return {name: table.column(name).to_pylist() for name in COLUMNS}
 
 
 def dataset_revision(folder) -> str:

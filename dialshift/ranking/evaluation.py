@@ -183,7 +183,7 @@ def evaluate(settings: EvaluationSettings) -> dict:
     from tqdm.auto import tqdm
 
     from dialshift.models.ranker import write_json_atomic
-    from dialshift.ranking.report import write_report
+    from dialshift.ranking.report import reliability_configs, write_reliability, write_report
 
     if not settings.model_dirs:
         raise DialshiftError("give at least one --model-dir")
@@ -203,12 +203,16 @@ def evaluate(settings: EvaluationSettings) -> dict:
     for method in settings.methods:
         passes = method_passes(method, settings.model_dirs, settings.dropout_passes, settings.dropout_seed)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
-        results = {}
+        results, drawn = {}, {}
         for name in tqdm(data, desc=f"{method}: metrics", unit="config", disable=not settings.progress):
             combined = predictive(np.stack([logits[p][rows[name]] for p in passes]), temperature)
             labels = np.asarray(data[name]["label"])
             write_predictions(settings.out_dir / method / "predictions" / f"{name}.jsonl", data[name]["id"], combined)
             results[name] = metrics_for(combined["probabilities"], labels, settings.n_bins)
+            if settings.plots and name in reliability_configs(list(data)):
+                drawn[name] = combined["probabilities"]
+        if drawn:
+            write_reliability(settings.out_dir, method, drawn, {n: data[n]["label"] for n in drawn}, settings.n_bins)
         document = {"config": run_config_description(settings, method, metas, data), "results": results}
         write_json_atomic(settings.out_dir / method / "results.json", document)
         outputs[method] = document

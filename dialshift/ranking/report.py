@@ -109,5 +109,69 @@ def write_report(out_dir, plots: bool = True, progress: bool = True) -> None:
         write_plots(out_dir, documents)
 
 
+FAMILY_LABELS = {"uw": "UW", "kw": "KW", "ic": "IC", "sr": "SR", "uw_imp": "UW-imp"}
+
+
+def point_label(group: str, x: float) -> str:
+    return {"uw_imp": f"{x:g}", "ic_sr": f"{round(x * 6)}/6"}.get(group, f"{x:.2f}")
+
+
 def write_plots(out_dir: Path, documents: dict) -> list[Path]:
-    return []
+    """``plots/shift_<group>.png``: accuracy, Brier and ECE against shift intensity, one line per (method, family),
+    with the unshifted ``source`` result as the first point when it was evaluated."""
+    from dialshift.plots import save_figure, shift_curves
+
+    written = []
+    for key, configs in grouped_configs(documents).items():
+        if key not in GROUPS:
+            continue
+        families, xlabel, title = GROUPS[key]
+        points = {shift_point(c) for c in configs if shift_point(c)[1] is not None}
+        xs = sorted({x for _, x in points})
+        has_source = "source" in configs
+        labels = (["test"] if has_source else []) + [point_label(key, x) for x in xs]
+        by_point = {shift_point(c): c for c in configs}
+        lines = {}
+        for method, document in documents.items():
+            results = document["results"]
+            for family in families:
+                if not any(f == family for f, _ in points):
+                    continue
+                series = [results.get("source")] if has_source else []
+                series += [results.get(by_point.get((family, x))) for x in xs]
+                name = f"{method} ({FAMILY_LABELS[family]})" if len(families) > 1 else method
+                lines[name] = [values or {} for values in series]
+        figure = shift_curves(lines, labels, title=title, xlabel=xlabel)
+        written.append(save_figure(figure, out_dir / "plots" / f"shift_{key}.png"))
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
+    return written
+
+
+def reliability_configs(configs) -> list[str]:
+    """``source`` and the most shifted config of each family: the configs drawn as reliability diagrams."""
+    chosen = [c for c in configs if c == "source"]
+    strongest = {}
+    for config in configs:
+        family, x = shift_point(config)
+        if x is not None and (family not in strongest or x > shift_point(strongest[family])[1]):
+            strongest[family] = config
+    return chosen + [strongest[f] for f in FAMILY_LABELS if f in strongest]
+
+
+def write_reliability(out_dir: Path, method: str, probabilities: dict, labels: dict, n_bins: int) -> Path:
+    """``plots/reliability_<method>.png``: one reliability diagram per config in ``probabilities``."""
+    import matplotlib.pyplot as plt
+
+    from dialshift.plots import reliability_diagram, save_figure
+
+    names = list(probabilities)
+    figure, axes = plt.subplots(1, len(names), figsize=(4.0 * len(names), 4.0), squeeze=False,
+                                constrained_layout=True)
+    for ax, name in zip(axes.flat, names, strict=True):
+        reliability_diagram(probabilities[name], labels[name], n_bins=n_bins, title=name, ax=ax)
+    figure.suptitle(f"Reliability ({method})")
+    path = save_figure(figure, out_dir / "plots" / f"reliability_{method}.png")
+    plt.close(figure)
+    return path
