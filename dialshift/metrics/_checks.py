@@ -14,8 +14,9 @@ BLOCK_ROWS = 1 << 14
 SUM_TOLERANCE = 1e-4
 
 
-def row_blocks(n_rows: int, block_rows: int = BLOCK_ROWS):
+def row_blocks(n_rows: int, block_rows: int | None = None):
     """Yield ``(start, stop)`` pairs that cover ``range(n_rows)`` in blocks of at most ``block_rows`` rows."""
+    block_rows = block_rows or BLOCK_ROWS
     for start in range(0, n_rows, block_rows):
         yield start, min(start + block_rows, n_rows)
 
@@ -38,11 +39,11 @@ def as_array(values, name: str, ndim: int, dtype=None) -> np.ndarray:
         if ndim == 2:
             _raise_ragged(values, name)
         raise ValueError(f"{name} must hold numbers, got objects of type {type(array.flat[0]).__name__}")
+    if array.size == 0 and array.ndim <= ndim:
+        raise ValueError(f"{name} is empty: nothing to evaluate")
     if array.ndim != ndim:
         shape = "one value per example" if ndim == 1 else "one row of values per example (a 2-D array)"
         raise ValueError(f"{name} must have {shape}; got an array of shape {array.shape}")
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} is empty: nothing to evaluate")
     if ndim == 2 and array.shape[1] == 0:
         raise ValueError(f"{name} has rows of length 0: each row needs at least one value")
     if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
@@ -115,7 +116,7 @@ def as_class_ids(values, name: str, n_classes: int | None = None) -> np.ndarray:
         fractional = array != np.round(array)
         if fractional.any():
             row = first_bad_row(fractional)
-            raise ValueError(f"{name}[{row}] = {array[row]!r} is not an integer class id")
+            raise ValueError(f"{name}[{row}] = {array[row]} is not an integer class id")
         array = array.astype(np.int64)
     elif not np.issubdtype(array.dtype, np.integer):
         raise ValueError(f"{name} must hold integer class ids, got dtype {array.dtype}")

@@ -1,0 +1,123 @@
+"""The evaluate modules in metrics/<name>/: load offline from the root and from metrics/, combine, run their examples,
+and return exactly what the dialshift.metrics core returns."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = ["ece", "brier", "recall_at_k", "open_world_f1", "ood_detection", "das_ratio"]
+CARD_SECTIONS = [
+    "Description",
+    "How to Use",
+    "Inputs",
+    "Output Values",
+    "Values from Popular Papers",
+    "Examples",
+    "Limitations and Bias",
+    "Citation",
+]
+
+
+def run_python(code: str, cwd: Path, tmp_path: Path) -> dict:
+    """Run ``code`` in a fresh interpreter with an empty HF cache, offline; it prints one JSON object last."""
+    env = {
+        **os.environ,
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "PYTHONWARNINGS": "ignore",
+    }
+    env.pop("HF_MODULES_CACHE", None)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+FROM_ROOT = r"""
+import json
+import numpy as np
+import evaluate
+from dialshift import metrics as core
+
+rng = np.random.default_rng(0)
+probabilities = rng.dirichlet(np.ones(10), size=300)
+labels = rng.integers(0, 10, 300)
+scores = rng.normal(size=200)
+in_domain = rng.integers(0, 2, 200)
+intents = rng.integers(0, 5, 200)
+predicted = np.where(rng.random(200) < 0.6, intents, rng.integers(0, 5, 200))
+attention = [list(rng.random(n) + 0.1) for n in rng.integers(2, 7, 50)]
+masks = [[1] + [0] * (len(a) - 1) for a in attention]
+cases = {
+    "ece": (dict(predictions=probabilities, references=labels), dict(n_bins=10, binning="equal_mass", norm="l2")),
+    "brier": (dict(predictions=probabilities, references=labels), dict(n_bins=10)),
+    "recall_at_k": (dict(predictions=probabilities, references=labels), dict(k=[1, 3], ties="expected")),
+    "open_world_f1": (dict(predictions=predicted, references=intents), dict(oos_label=4)),
+    "ood_detection": (dict(predictions=scores, references=in_domain), dict(tpr_level=0.9)),
+    "das_ratio": (dict(attention_scores=attention, distractor_mask=masks), dict()),
+}
+same = {}
+for name, (inputs, kwargs) in cases.items():
+    module = evaluate.load(f"metrics/{name}")
+    result = module.compute(**inputs, **kwargs)
+    expected = getattr(core, name)(*inputs.values(), **kwargs)
+    same[name] = json.dumps(result, sort_keys=True) == json.dumps(expected, sort_keys=True)
+combined = evaluate.combine(["metrics/ece", "metrics/brier", "metrics/recall_at_k"])
+combined_result = combined.compute(predictions=probabilities, references=labels)
+print(json.dumps({"same": same, "combined_keys": sorted(combined_result),
+                  "combined_ece": combined_result["ece"], "core_ece": core.ece(probabilities, labels)["ece"]}))
+"""
+
+FROM_METRICS_DIR = r"""
+import doctest
+import json
+import evaluate
+
+results = {}
+for name in %r:
+    module = evaluate.load(name)
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(module.info.inputs_description, {"evaluate": evaluate}, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=lambda text: None)
+    results[name] = [runner.failures, runner.tries, type(module).__name__]
+print(json.dumps(results))
+"""
+
+
+def test_modules_load_from_root_match_the_core_and_combine(tmp_path):
+    result = run_python(FROM_ROOT, ROOT, tmp_path)
+    assert result["same"] == {name: True for name in MODULES}
+    assert {"ece", "bin_counts", "brier", "reliability", "recall@1", "recall@5", "mrr"} <= set(result["combined_keys"])
+    assert result["combined_ece"] == result["core_ece"]
+
+
+def test_modules_load_from_metrics_dir_and_their_examples_run(tmp_path):
+    result = run_python(FROM_METRICS_DIR % (MODULES,), ROOT / "metrics", tmp_path)
+    for name in MODULES:
+        failures, tries, _ = result[name]
+        assert tries >= 2, f"{name}: the docstring example should call the module"
+        assert failures == 0, f"{name}: docstring example failed"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_folder_is_complete(name):
+    folder = ROOT / "metrics" / name
+    source = (folder / f"{name}.py").read_text()
+    assert "from dialshift.metrics import" in source
+    for line in source.splitlines():  # evaluate's import parser needs one import per line
+        assert not (line.startswith("import ") and "," in line), line
+    assert "dialshift" in (folder / "requirements.txt").read_text()
+    assert f'evaluate.load("{name}")' in (folder / "app.py").read_text()
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\n") and "sdk: gradio" in card and "app_file: app.py" in card
+    for section in CARD_SECTIONS:
+        assert f"## {section}" in card, f"{name}/README.md lacks a '{section}' section"
