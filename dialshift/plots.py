@@ -52,16 +52,17 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
         The matplotlib Figure holding the diagram.
     """
     result = ece(probabilities, references, n_bins=n_bins, binning=binning)
+    twin = ax is not None and not isinstance(ax, (tuple, list))
     if ax is None:
         figure, (diagram_ax, histogram_ax) = plt.subplots(
             2, 1, figsize=(4.8, 6.0), sharex=True, gridspec_kw={"height_ratios": [3, 1]}, constrained_layout=True
         )
-    elif isinstance(ax, (tuple, list)):
-        diagram_ax, histogram_ax = ax
-        figure = diagram_ax.figure
-    else:
+    elif twin:
         diagram_ax, histogram_ax = ax, ax.twinx()
         figure = ax.figure
+    else:
+        diagram_ax, histogram_ax = ax
+        figure = diagram_ax.figure
     edges = np.asarray(result["bin_edges"])
     counts = np.asarray(result["bin_counts"], dtype=float)
     accuracy = np.asarray(result["bin_accuracy"])
@@ -104,7 +105,7 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
         lefts, fraction, width=widths, align="edge", color="gray", alpha=0.5, edgecolor="black", linewidth=0.4
     )
     histogram_ax.set_ylabel("Fraction of samples")
-    if histogram_ax.get_shared_x_axes().joined(histogram_ax, diagram_ax) and ax is not None:  # twin axis
+    if twin:
         histogram_ax.set_ylim(0, 4)  # keep the histogram in the bottom quarter of the diagram
         histogram_ax.set_yticks([0, 0.5, 1])
         diagram_ax.set_xlabel("Confidence")

@@ -1,0 +1,339 @@
+"""``dialshift plot``: reliability diagrams from predictions files and metric-versus-shift curves from results files."""
+
+import argparse
+
+DESCRIPTION = """\
+Draw the figures of the paper from files the evaluation writes.
+
+  reliability  reliability diagram (accuracy per confidence bin, with the confidence histogram underneath) of one or
+               more predictions JSONL files (one line per instance with "id" and "probabilities"; the gold "label"
+               is read from the line when present, otherwise joined by "id" from --dataset FOLDER, config --config
+               or the file name, split --split)
+  curves       accuracy / Brier / ECE (or any --metrics) against shift intensity, one line per results.json file
+               ({"config": {"method": ...}, "results": {"<dataset config>": {"<metric>": value}}}), over the
+               dataset configs named by --configs (names or shell patterns; patterns expand in natural order)
+
+examples:
+  dialshift plot reliability results/lee/vanilla/predictions/uw_0.30.jsonl --dataset build/dialshift \\
+      --out results/lee/plots/reliability_uw_0.30.png
+  dialshift plot curves results/lee/*/results.json --configs 'uw_*' --out results/lee/plots/uw.png --pdf
+"""
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "plot",
+        help="reliability diagrams and metric-versus-shift curves (PNG/PDF)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+
+    reliability = kinds.add_parser(
+        "reliability",
+        help="reliability diagram(s) from predictions JSONL files",
+        description="Reliability diagram of each predictions JSONL file, side by side.",
+    )
+    reliability.add_argument("predictions", nargs="+", metavar="PREDICTIONS.jsonl")
+    reliability.add_argument("--dataset", metavar="FOLDER", help="Hub dataset folder to take gold labels from")
+    reliability.add_argument(
+        "--config", metavar="NAME", help="dataset config of the gold labels (default: each predictions file's name)"
+    )
+    reliability.add_argument("--split", default="test", help="dataset split of the gold labels (default: test)")
+    reliability.add_argument("--label-column", default="label", help="gold label column/field (default: label)")
+    reliability.add_argument("--n-bins", type=int, default=15, help="confidence bins (default: 15)")
+    reliability.add_argument(
+        "--binning",
+        choices=["equal_width", "equal_mass"],
+        default="equal_width",
+        help="bin edges (default: equal_width)",
+    )
+    reliability.add_argument(
+        "--titles",
+        nargs="+",
+        metavar="TITLE",
+        help="one title per file (default: <method> / <config> from the file path)",
+    )
+    _add_output_arguments(reliability)
+    reliability.set_defaults(func=run_reliability)
+
+    curves = kinds.add_parser(
+        "curves",
+        help="metric-versus-shift-intensity curves from results.json files",
+        description="One panel per metric, one line per results.json (method).",
+    )
+    curves.add_argument("results", nargs="+", metavar="RESULTS.json")
+    curves.add_argument(
+        "--configs",
+        nargs="+",
+        required=True,
+        metavar="PATTERN",
+        help="x axis: dataset config names or shell patterns, e.g. 'uw_*' or ic_0of6 ic_1of6",
+    )
+    curves.add_argument(
+        "--metrics",
+        nargs="+",
+        default=["accuracy", "brier", "ece"],
+        metavar="METRIC",
+        help="metrics to draw, one panel each (default: accuracy brier ece)",
+    )
+    curves.add_argument(
+        "--names",
+        nargs="+",
+        metavar="NAME",
+        help="one legend name per results file (default: its config.method, else its folder name)",
+    )
+    curves.add_argument(
+        "--x-labels",
+        nargs="+",
+        metavar="LABEL",
+        help="x tick labels (default: the config names less their common prefix, e.g. 0.05)",
+    )
+    curves.add_argument("--title", help="figure title")
+    _add_output_arguments(curves)
+    curves.set_defaults(func=run_curves)
+    parser.set_defaults(func=lambda args: parser.error("choose reliability or curves"))
+
+
+def _add_output_arguments(parser) -> None:
+    parser.add_argument("--out", required=True, metavar="FILE.png", help="output image (format from the suffix)")
+    parser.add_argument("--pdf", action="store_true", help="also write a PDF next to it")
+
+
+# ------------------------------------------------------------------ reliability
+
+
+def read_jsonl(path):
+    """The records of a JSONL file, as (line number, dict) pairs; a DialshiftError names a bad line."""
+    import json
+    from pathlib import Path
+
+    from dialshift.errors import DialshiftError
+
+    path = Path(path)
+    if not path.is_file():
+        raise DialshiftError(f"{path}: no such predictions file")
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DialshiftError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise DialshiftError(f"{path}:{number}: expected a JSON object per line")
+            records.append((number, record))
+    if not records:
+        raise DialshiftError(f"{path}: no predictions in the file")
+    return records
+
+
+def gold_labels(dataset, config, split, column):
+    """``{id: label}`` from a Hub dataset folder (``datasets.load_dataset(folder, config, split=split)``)."""
+    from pathlib import Path
+
+    from dialshift.errors import DialshiftError
+
+    folder = Path(dataset)
+    if not folder.is_dir():
+        raise DialshiftError(f"--dataset {dataset}: no such folder (build one with `dialshift build`)")
+    import datasets
+
+    try:
+        table = datasets.load_dataset(str(folder.resolve()), config, split=split)
+    except ValueError as error:
+        raise DialshiftError(f"--dataset {dataset}: cannot load config {config!r} split {split!r}: {error}") from None
+    for name in ("id", column):
+        if name not in table.column_names:
+            raise DialshiftError(f"{dataset} config {config}: no {name!r} column (columns: {table.column_names})")
+    return dict(zip(table["id"], table[column], strict=True))
+
+
+def load_reliability_inputs(path, dataset=None, config=None, split="test", column="label"):
+    """``(probabilities, labels)`` of a predictions file, with labels from the lines or joined from the dataset."""
+    from pathlib import Path
+
+    from dialshift.errors import DialshiftError
+
+    records = read_jsonl(path)
+    labels_by_id = None
+    probabilities, labels = [], []
+    for number, record in records:
+        if "probabilities" not in record:
+            raise DialshiftError(f"{path}:{number}: no 'probabilities' field (needed for a reliability diagram)")
+        probabilities.append(record["probabilities"])
+        if column in record:
+            labels.append(record[column])
+            continue
+        if dataset is None:
+            raise DialshiftError(
+                f"{path}:{number}: no {column!r} field; pass --dataset FOLDER (and --config) to join gold labels by id"
+            )
+        if labels_by_id is None:
+            labels_by_id = gold_labels(dataset, config or Path(path).stem, split, column)
+        if record.get("id") not in labels_by_id:
+            raise DialshiftError(
+                f"{path}:{number}: id {record.get('id')!r} is not in {dataset} config {config or Path(path).stem} "
+                f"split {split}"
+            )
+        labels.append(labels_by_id[record["id"]])
+    return probabilities, labels
+
+
+def _default_title(path) -> str:
+    from pathlib import Path
+
+    path = Path(path)
+    if path.parent.name == "predictions":
+        return f"{path.parent.parent.name} / {path.stem}"
+    return path.stem
+
+
+def run_reliability(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dialshift.errors import DialshiftError
+    from dialshift.plots import reliability_diagram
+
+    if args.n_bins < 1:
+        raise DialshiftError(f"--n-bins must be at least 1, got {args.n_bins}")
+    if args.titles and len(args.titles) != len(args.predictions):
+        raise DialshiftError(f"--titles has {len(args.titles)} titles for {len(args.predictions)} files")
+    figure, axes = plt.subplots(
+        2,
+        len(args.predictions),
+        figsize=(4.6 * len(args.predictions), 6.0),
+        squeeze=False,
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 1]},
+        constrained_layout=True,
+    )
+    for column, path in enumerate(args.predictions):
+        probabilities, labels = load_reliability_inputs(path, args.dataset, args.config, args.split, args.label_column)
+        title = args.titles[column] if args.titles else _default_title(path)
+        try:
+            reliability_diagram(
+                probabilities,
+                labels,
+                n_bins=args.n_bins,
+                title=title,
+                ax=(axes[0, column], axes[1, column]),
+                binning=args.binning,
+            )
+        except ValueError as error:
+            raise DialshiftError(f"{path}: {error} (row i is the i-th prediction line, from 0)") from None
+    _save(figure, args)
+    return 0
+
+
+# ------------------------------------------------------------------ curves
+
+
+def natural_key(name: str):
+    """Sort key that orders embedded numbers by value: uw_0.05 < uw_0.10 < uw_0.50, ic_2of6 < ic_10of6."""
+    import re
+
+    parts = re.split(r"(\d+(?:\.\d+)?)", name)
+    return tuple((0, float(part), "") if index % 2 else (1, 0.0, part) for index, part in enumerate(parts))
+
+
+def expand_configs(patterns, available):
+    """Config names in x-axis order: explicit names as given, each pattern's matches in natural order."""
+    import fnmatch
+
+    from dialshift.errors import DialshiftError
+
+    chosen = []
+    for pattern in patterns:
+        if any(character in pattern for character in "*?["):
+            matches = sorted(fnmatch.filter(available, pattern), key=natural_key)
+            if not matches:
+                raise DialshiftError(f"--configs {pattern!r} matches no config in the results ({', '.join(available)})")
+        else:
+            matches = [pattern]
+        chosen.extend(name for name in matches if name not in chosen)
+    return chosen
+
+
+def read_results(path):
+    """``(method name, {config: {metric: value}})`` from a results.json file."""
+    import json
+    from pathlib import Path
+
+    from dialshift.errors import DialshiftError
+
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DialshiftError(f"{path}: no such results file") from None
+    except json.JSONDecodeError as error:
+        raise DialshiftError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
+        raise DialshiftError(f'{path}: expected {{"config": {{...}}, "results": {{"<dataset config>": {{...}}}}}}')
+    config = document.get("config") if isinstance(document.get("config"), dict) else {}
+    method = config.get("method") or path.parent.name or path.stem
+    return str(method), document["results"]
+
+
+def common_prefix_labels(configs):
+    """Config names less their common prefix up to an underscore, and that prefix (``uw_0.05`` -> ``0.05``, ``uw``)."""
+    import os
+
+    prefix = os.path.commonprefix(list(configs))
+    prefix = prefix[: prefix.rfind("_") + 1] if "_" in prefix else ""
+    if not prefix or len(configs) < 2:
+        return list(configs), "Dataset config"
+    return [name[len(prefix) :] for name in configs], prefix.rstrip("_")
+
+
+def run_curves(args) -> int:
+    from dialshift.errors import DialshiftError
+    from dialshift.plots import shift_curves
+
+    methods = [read_results(path) for path in args.results]
+    if args.names:
+        if len(args.names) != len(methods):
+            raise DialshiftError(f"--names has {len(args.names)} names for {len(methods)} results files")
+        methods = [(name, results) for name, (_, results) in zip(args.names, methods, strict=True)]
+    names = [name for name, _ in methods]
+    duplicates = {name for name in names if names.count(name) > 1}
+    if duplicates:
+        raise DialshiftError(f"several results files are named {sorted(duplicates)}: tell them apart with --names")
+    available = sorted({config for _, results in methods for config in results}, key=natural_key)
+    configs = expand_configs(args.configs, available)
+    for config in configs:
+        if not any(config in results for _, results in methods):
+            raise DialshiftError(f"config {config!r} is in none of the results files ({', '.join(available)})")
+    drawn = {name: [results.get(config, {}) for config in configs] for name, results in methods}
+    for metric in args.metrics:
+        if not any(metric in point for points in drawn.values() for point in points):
+            raise DialshiftError(f"metric {metric!r} is in none of the results for these configs")
+    labels, xlabel = common_prefix_labels(configs)
+    if args.x_labels:
+        if len(args.x_labels) != len(configs):
+            raise DialshiftError(f"--x-labels has {len(args.x_labels)} labels for {len(configs)} configs")
+        labels = args.x_labels
+    figure = shift_curves(drawn, labels, metrics=tuple(args.metrics), title=args.title, xlabel=xlabel)
+    _save(figure, args)
+    return 0
+
+
+def _save(figure, args) -> None:
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    from dialshift.plots import save_figure
+
+    written = [save_figure(figure, args.out)]
+    if args.pdf:
+        written.append(save_figure(figure, Path(args.out).with_suffix(".pdf")))
+    plt.close(figure)
+    for path in written:
+        print(f"wrote {path}")
