@@ -1,0 +1,171 @@
+"""Benchmark the dialshift.metrics core against torchmetrics, netcal and scikit-learn, and the evaluate overhead.
+
+ECE (15 equal-width bins, top label) and the multiclass Brier score on N x K float64 probabilities:
+
+* core: ``dialshift.metrics.ece`` / ``brier`` (validation included; Brier includes its Murphy decomposition);
+* torchmetrics: ``multiclass_calibration_error`` (argument validation on, as by default) on a zero-copy tensor;
+* netcal: ``netcal.metrics.ECE(bins=15).measure``;
+* sklearn: ``brier_score_loss(labels=...)`` (neither torchmetrics nor netcal has a multiclass Brier score);
+* evaluate: ``evaluate.load("metrics/ece").compute(...)`` against the core on the same (smaller) input.
+
+Times are the best of ``--repeats`` runs; "x core" is the time over the core's. "peak extra" is the largest
+allocation (tracemalloc, which numpy reports to) during one core call, relative to the input array's size.
+
+    nice python benchmarks/metrics.py --sizes 1e6x10 1e7x10 --repeats 3
+"""
+
+import argparse
+import os
+import time
+import tracemalloc
+import warnings
+
+
+def parse_size(text: str):
+    rows, _, columns = text.lower().partition("x")
+    return int(float(rows)), int(columns or 10)
+
+
+def best_time(function, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_extra_bytes(function) -> int:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        function()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def make_problem(rows: int, columns: int, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    probabilities = rng.standard_normal((rows, columns))
+    probabilities *= 2.0
+    np.exp(probabilities, out=probabilities)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, columns, rows)
+    return probabilities, labels
+
+
+def bench_size(text, args, record):
+    """Time the core and the libraries on one N x K size."""
+    from dialshift.metrics import brier, ece
+
+    rows, columns = parse_size(text)
+    size = f"{rows:.0e}x{columns}".replace("+0", "")
+    probabilities, labels = make_problem(rows, columns)
+    print(f"{size}: input {probabilities.nbytes / 2**20:.0f} MiB float64", flush=True)
+    core = {}
+    for metric, function in (("ece", ece), ("brier", brier)):
+        core[metric] = best_time(lambda f=function: f(probabilities, labels), args.repeats)
+        peak = peak_extra_bytes(lambda f=function: f(probabilities, labels))
+        record(
+            size,
+            metric,
+            "dialshift core",
+            core[metric],
+            core[metric],
+            f"peak extra {peak / 2**20:.0f} MiB = {peak / probabilities.nbytes:.2f} x input",
+        )
+    if "torchmetrics" not in args.skip:
+        import torch
+        from torchmetrics.functional.classification import multiclass_calibration_error
+
+        tensor, target = torch.from_numpy(probabilities), torch.from_numpy(labels)
+        seconds = best_time(
+            lambda: multiclass_calibration_error(tensor, target, num_classes=columns, n_bins=15), args.repeats
+        )
+        record(size, "ece", "torchmetrics", seconds, core["ece"], f"torch threads {torch.get_num_threads()}")
+    if "netcal" not in args.skip:
+        from netcal.metrics import ECE
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            seconds = best_time(lambda: ECE(bins=15).measure(probabilities, labels), args.repeats)
+        record(size, "ece", "netcal", seconds, core["ece"])
+    if "sklearn" not in args.skip:
+        from sklearn.metrics import brier_score_loss
+
+        seconds = best_time(lambda: brier_score_loss(labels, probabilities, labels=list(range(columns))), args.repeats)
+        record(size, "brier", "sklearn", seconds, core["brier"], "no decomposition")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="+", default=["1e6x10"], help="N x K sizes, e.g. 1e6x10 1e7x10")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the best is kept (default: 3)")
+    parser.add_argument(
+        "--evaluate-rows",
+        type=float,
+        default=1e5,
+        help="rows for the evaluate-module overhead (lists through Arrow are slow; default: 1e5)",
+    )
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["torchmetrics", "netcal", "sklearn", "evaluate"],
+        help="libraries to leave out",
+    )
+    args = parser.parse_args(argv)
+
+    import numpy as np
+
+    from dialshift.metrics import brier, ece
+
+    print(f"cpu cores: {os.cpu_count()}, numpy {np.__version__}")
+    rows_out = []
+
+    def record(size, metric, implementation, seconds, core_seconds, note=""):
+        rows_out.append((size, metric, implementation, seconds, seconds / core_seconds, note))
+        print(
+            f"  {size:>10} {metric:>6} {implementation:<24} {seconds:9.4f} s  x core {seconds / core_seconds:6.2f}"
+            f"  {note}",
+            flush=True,
+        )
+
+    for text in args.sizes:
+        bench_size(text, args, record)
+
+    if "evaluate" not in args.skip:
+        import evaluate
+
+        rows = int(args.evaluate_rows)
+        probabilities, labels = make_problem(rows, 10)
+        size = f"{rows:.0e}x10".replace("+0", "")
+        for metric, function in (("ece", ece), ("brier", brier)):
+            module = evaluate.load(
+                os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "metrics", metric)
+            )
+            core_seconds = best_time(lambda f=function: f(probabilities, labels), args.repeats)
+            record(size, metric, "dialshift core", core_seconds, core_seconds)
+            seconds = best_time(lambda m=module: m.compute(predictions=probabilities, references=labels), args.repeats)
+            record(
+                size,
+                metric,
+                "evaluate module",
+                seconds,
+                core_seconds,
+                f"overhead {seconds - core_seconds:.2f} s ({(seconds - core_seconds) / rows * 1e6:.1f} us/row)",
+            )
+
+    print("\n| size | metric | implementation | best time (s) | x core | note |")
+    print("|---|---|---|---|---|---|")
+    for size, metric, implementation, seconds, ratio, note in rows_out:
+        print(f"| {size} | {metric} | {implementation} | {seconds:.4f} | {ratio:.2f} | {note} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
