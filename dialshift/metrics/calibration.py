@@ -55,12 +55,12 @@ def bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool = False) 
         index -= 1
         np.clip(index, 0, last, out=index)
         return index
-    index = np.ceil(values * (last + 1)).astype(np.intp)
-    index -= 1
-    np.clip(index, 0, last, out=index)
-    # ceil(v * n) - 1 can be one bin off where v * n rounds across an integer: compare with the edges themselves
-    index += (values > edges[index + 1]) & (index < last)
-    index -= (values <= edges[index]) & (index > 0)
+    index = (values * (last + 1)).astype(np.intp)  # floor for values >= 0; one bin off at most
+    np.minimum(index, last, out=index)
+    # correct against the actual edges: right-closed bins, and v * n can round across an integer
+    index -= values <= edges[index]
+    index += values > edges[index + 1]
+    np.maximum(index, 0, out=index)  # 0.0 belongs to the first bin
     return index
 
 
@@ -100,19 +100,20 @@ def _checked_inputs(predictions, references):
     return probabilities, labels
 
 
-def top_label_confidences(predictions, references):
-    """Validated ``(confidences, hits)`` of the top-label prediction of every row (float64, bool)."""
+def _top_label_blocks(predictions, references):
+    """Validated ``(start, stop, confidences, hits)`` of the top-label prediction, one row block at a time."""
     probabilities, labels = _checked_inputs(predictions, references)
-    n = len(probabilities)
-    confidences = np.empty(n)
-    hits = np.empty(n, dtype=bool)
-    for start, stop in row_blocks(n):
+    for start, stop in row_blocks(len(probabilities)):
         block = np.asarray(probabilities[start:stop], dtype=np.float64)
         check_probabilities(block, "predictions", start)
         predicted = block.argmax(axis=1)
-        confidences[start:stop] = block[np.arange(stop - start), predicted]
-        np.equal(predicted, labels[start:stop], out=hits[start:stop])
-    return confidences, hits
+        yield start, stop, block[np.arange(stop - start), predicted], predicted == labels[start:stop]
+
+
+def top_label_confidences(predictions, references):
+    """Validated ``(confidences, hits)`` of the top-label prediction of every row (float64, bool)."""
+    parts = list(_top_label_blocks(predictions, references))
+    return np.concatenate([part[2] for part in parts]), np.concatenate([part[3] for part in parts])
 
 
 def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
@@ -147,10 +148,20 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
     check_choice(binning, "binning", BINNINGS)
     check_choice(norm, "norm", NORMS)
     check_choice(mode, "mode", MODES)
-    if mode == "top_label":
+    if mode == "top_label" and binning == "equal_width":
+        # bin each block while it is in cache: no N-sized intermediate arrays
+        edges = bin_edges(None, n_bins)
+        counts, confidence_sums, hit_sums = np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins)
+        for _, _, confidences, hits in _top_label_blocks(predictions, references):
+            for total, part in zip(
+                (counts, confidence_sums, hit_sums), binned_sums(confidences, hits, edges, True), strict=True
+            ):
+                total += part
+        value = calibration_error(counts, confidence_sums, hit_sums, norm)
+    elif mode == "top_label":
         confidences, hits = top_label_confidences(predictions, references)
         edges = bin_edges(confidences, n_bins, binning)
-        counts, confidence_sums, hit_sums = binned_sums(confidences, hits, edges, binning == "equal_width")
+        counts, confidence_sums, hit_sums = binned_sums(confidences, hits, edges)
         value = calibration_error(counts, confidence_sums, hit_sums, norm)
     else:
         probabilities, labels = _checked_inputs(predictions, references)

@@ -6,11 +6,10 @@ import evaluate
 from dialshift.metrics import das_ratio
 
 _CITATION = """\
-@inproceedings{xing2022evaluating,
+@misc{xing2022evaluating,
   title={Evaluating and Improving Context Attention Distribution on Multi-Turn Response Generation Using
          Self-Contained Distractions},
   author={Xing, Yujie and Gulla, Jon Atle},
-  booktitle={ICASSP 2022 - 2022 IEEE International Conference on Acoustics, Speech and Signal Processing},
   year={2022}
 }
 """
@@ -57,7 +56,7 @@ class DASRatio(evaluate.Metric):
                     "distractor_mask": datasets.List(datasets.Value("int64")),
                 }
             ),
-            reference_urls=["https://arxiv.org/abs/2211.04943"],
+            reference_urls=[],
         )
 
     def _compute(self, attention_scores, distractor_mask, includes_query=False, skip_undefined=False):

@@ -6,11 +6,9 @@ import evaluate
 from dialshift.metrics import open_world_f1
 
 _CITATION = """\
-@inproceedings{khosla2023benchmarking,
+@misc{khosla2023benchmarking,
   title={Benchmarking the Covariate Shift Robustness of Open-world Intent Classification Approaches},
   author={Khosla, Sopan and Gangadharaiah, Rashmi},
-  booktitle={Proceedings of the 13th International Joint Conference on Natural Language Processing and the 3rd
-             Conference of the Asia-Pacific Chapter of the Association for Computational Linguistics},
   year={2023}
 }
 @inproceedings{shu2017doc,
