@@ -59,13 +59,15 @@ def parse_args(argv=None):
     p.add_argument("--sample-seed", type=int, default=0, help="seed of the --max-train-instances subsample")
     p.add_argument("--max-eval-instances", type=int, default=None,
                    help="seeded subsample of the validation instances used for model selection and temperature")
+    p.add_argument("--train-chunk-size", type=int, default=40,
+                   help="pairs per forward inside a training step (length-sorted; the step is still one batch)")
     p.add_argument("--eval-batch-size", type=int, default=64, help="pairs per validation batch")
     p.add_argument("--eval-steps", type=int, default=None, help="also validate every N steps (default: epoch ends)")
     p.add_argument("--checkpointing-steps", type=int, default=None, help="save a resumable checkpoint every N steps")
     p.add_argument("--resume-from-checkpoint", default=None, help="a checkpoint folder, or 'latest'")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     args = p.parse_args(argv)
-    for name in ("batch_size", "num_epochs", "num_negatives", "eval_batch_size"):
+    for name in ("batch_size", "num_epochs", "num_negatives", "eval_batch_size", "train_chunk_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     return args
@@ -94,6 +96,21 @@ def epoch_plan(num_instances: int, gold: np.ndarray, pool_size: int, k: int, see
     rng = np.random.default_rng([seed, epoch])
     order = rng.permutation(num_instances)
     return order, draw_negatives(gold, pool_size, k, rng)
+
+
+def forward_by_length(model, encoder, pairs, chunk_size: int, device):
+    """Logits of ``pairs`` (in order), computed in length-sorted chunks so that short pairs are not padded to the
+    longest pair of the batch; the loss and its gradient are those of one forward over the whole batch."""
+    import torch
+
+    encoded = encoder.encode_pairs(pairs)
+    order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
+    parts = []
+    for start in range(0, len(order), chunk_size):
+        chunk = encoder.collate([encoded[i] for i in order[start : start + chunk_size]])
+        parts.append(model(**{k: v.to(device) for k, v in chunk.items()}).logits[:, 0])
+    inverse = torch.as_tensor(np.argsort(order), device=device)
+    return torch.cat(parts)[inverse]
 
 
 def load_training_data(args):
@@ -204,9 +221,9 @@ def train(args) -> int:
             started = time.perf_counter()
             rows = order[step * args.batch_size : (step + 1) * args.batch_size]
             pairs = [(contexts[r], pool[i]) for r in rows for i in (gold[r], *negatives[r])]
-            batch = {k: v.to(accelerator.device) for k, v in encoder.collate(encoder.encode_pairs(pairs)).items()}
             model.train()
-            logits = model(**batch).logits.view(len(rows), args.num_negatives + 1)
+            logits = forward_by_length(model, encoder, pairs, args.train_chunk_size, accelerator.device)
+            logits = logits.view(len(rows), args.num_negatives + 1)
             loss = loss_fn(logits, torch.zeros(len(rows), dtype=torch.long, device=logits.device))
             accelerator.backward(loss)
             optimizer.step()
