@@ -8,8 +8,9 @@ ECE (15 equal-width bins, top label) and the multiclass Brier score on N x K flo
 * sklearn: ``brier_score_loss(labels=...)`` (neither torchmetrics nor netcal has a multiclass Brier score);
 * evaluate: ``evaluate.load("metrics/ece").compute(...)`` against the core on the same (smaller) input.
 
-Times are the best of ``--repeats`` runs; "x core" is the time over the core's. "peak extra" is the largest
-allocation (tracemalloc, which numpy reports to) during one core call, relative to the input array's size.
+Times are the best of ``--repeats`` runs, taken round-robin across the implementations so that load from other jobs
+hits them alike; "x core" is the time over the core's. "peak extra" is the largest allocation (tracemalloc, which
+numpy reports to) during one core call, relative to the input array's size.
 
     nice python benchmarks/metrics.py --sizes 1e6x10 1e7x10 --repeats 3
 """
@@ -58,6 +59,15 @@ def make_problem(rows: int, columns: int, seed: int = 0):
     return probabilities, labels
 
 
+def interleaved_best_times(candidates: dict, repeats: int) -> dict:
+    """Best time of each callable, running them round-robin so that load from other jobs hits all alike."""
+    best = dict.fromkeys(candidates, float("inf"))
+    for _ in range(repeats):
+        for name, function in candidates.items():
+            best[name] = min(best[name], best_time(function, 1))
+    return best
+
+
 def bench_size(text, args, record):
     """Time the core and the libraries on one N x K size."""
     from dialshift.metrics import brier, ece
@@ -66,39 +76,49 @@ def bench_size(text, args, record):
     size = f"{rows:.0e}x{columns}".replace("+0", "")
     probabilities, labels = make_problem(rows, columns)
     print(f"{size}: input {probabilities.nbytes / 2**20:.0f} MiB float64", flush=True)
-    core = {}
-    for metric, function in (("ece", ece), ("brier", brier)):
-        core[metric] = best_time(lambda f=function: f(probabilities, labels), args.repeats)
-        peak = peak_extra_bytes(lambda f=function: f(probabilities, labels))
-        record(
-            size,
-            metric,
-            "dialshift core",
-            core[metric],
-            core[metric],
-            f"peak extra {peak / 2**20:.0f} MiB = {peak / probabilities.nbytes:.2f} x input",
-        )
+    candidates = {
+        ("ece", "dialshift core"): lambda: ece(probabilities, labels),
+        ("brier", "dialshift core"): lambda: brier(probabilities, labels),
+    }
+    notes = {}
     if "torchmetrics" not in args.skip:
         import torch
         from torchmetrics.functional.classification import multiclass_calibration_error
 
         tensor, target = torch.from_numpy(probabilities), torch.from_numpy(labels)
-        seconds = best_time(
-            lambda: multiclass_calibration_error(tensor, target, num_classes=columns, n_bins=15), args.repeats
+        candidates["ece", "torchmetrics"] = lambda: multiclass_calibration_error(
+            tensor, target, num_classes=columns, n_bins=15
         )
-        record(size, "ece", "torchmetrics", seconds, core["ece"], f"torch threads {torch.get_num_threads()}")
+        notes["ece", "torchmetrics"] = f"torch threads {torch.get_num_threads()}"
     if "netcal" not in args.skip:
         from netcal.metrics import ECE
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            seconds = best_time(lambda: ECE(bins=15).measure(probabilities, labels), args.repeats)
-        record(size, "ece", "netcal", seconds, core["ece"])
+        def netcal_ece():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ECE(bins=15).measure(probabilities, labels)
+
+        candidates["ece", "netcal"] = netcal_ece
     if "sklearn" not in args.skip:
         from sklearn.metrics import brier_score_loss
 
-        seconds = best_time(lambda: brier_score_loss(labels, probabilities, labels=list(range(columns))), args.repeats)
-        record(size, "brier", "sklearn", seconds, core["brier"], "no decomposition")
+        candidates["brier", "sklearn"] = lambda: brier_score_loss(labels, probabilities, labels=list(range(columns)))
+        notes["brier", "sklearn"] = "no decomposition"
+    for metric in ("ece", "brier"):
+        peak = peak_extra_bytes(candidates[metric, "dialshift core"])
+        notes[metric, "dialshift core"] = (
+            f"peak extra {peak / 2**20:.0f} MiB = {peak / probabilities.nbytes:.2f} x input"
+        )
+    times = interleaved_best_times(candidates, args.repeats)
+    for (metric, implementation), seconds in times.items():
+        record(
+            size,
+            metric,
+            implementation,
+            seconds,
+            times[metric, "dialshift core"],
+            notes.get((metric, implementation), ""),
+        )
 
 
 def main(argv=None) -> int:

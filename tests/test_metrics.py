@@ -348,6 +348,30 @@ def test_recall_bounds_and_tie_order(problem, ties):
         assert pessimistic[key] - 1e-12 <= result[key] <= optimistic[key] + 1e-12
 
 
+@st.composite
+def grid_forecasts(draw):
+    """Forecasts that are multiples of 1/G (K classes) with gold labels, and G."""
+    grid = draw(st.integers(1, 10))
+    k = draw(st.integers(2, 4))
+    n = draw(st.integers(1, 40))
+    rows = []
+    for _ in range(n):
+        cuts = sorted(draw(st.lists(st.integers(0, grid), min_size=k - 1, max_size=k - 1)))
+        rows.append(np.diff([0, *cuts, grid]))
+    labels = draw(hnp.arrays(np.int64, n, elements=st.integers(0, k - 1)))
+    return np.array(rows) / grid, labels, grid
+
+
+@settings(max_examples=80, deadline=None)
+@given(problem=grid_forecasts())
+def test_brier_decomposition_exact_for_forecasts_on_bin_values(problem):
+    probabilities, labels, grid = problem
+    # bins of width 1 / (2 G): every bin holds at most one of the values j / G
+    result = brier(probabilities, labels, n_bins=2 * grid)
+    recomposed = result["reliability"] - result["resolution"] + result["uncertainty"]
+    assert recomposed == pytest.approx(result["brier"], abs=1e-12)
+
+
 def test_perfectly_calibrated_data_has_ece_near_zero():
     rng = np.random.default_rng(11)
     probabilities = softmax(rng.normal(size=(200_000, 10)) * 1.5)
