@@ -3,7 +3,8 @@
 Rule (the paper says only "sorted in order of each attention weight"; this is the stated choice):
 
 * input: the context alone, encoded as the ranker encodes a context — ``[CLS] u_1 [SEP] u_2 [SEP] ... u_n [SEP]``,
-  truncated from the oldest token when longer than ``max_length`` (the candidate is not part of the interface);
+  truncated from the oldest token when longer than ``max_length`` or than the ranker's own training ``max_length``
+  (the ranker never sees older tokens; the candidate is not part of the interface);
 * attention: the fine-tuned ranker's **last layer** (``layer=-1``), the attention row of the ``[CLS]`` query (the
   representation the ranking head reads), **averaged over all heads**; computed with ``attn_implementation="eager"``
   (sdpa returns no attention weights);
@@ -22,7 +23,8 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
         model_dir: a ranker folder written by ``trainers/ranker.py``.
         contexts: instances, each a list of turns, each a list of word strings.
         batch_size: contexts per forward pass.
-        max_length: tokens per encoded context (longer contexts lose their oldest tokens).
+        max_length: tokens per encoded context, at most the ranker's ``max_length`` (longer contexts lose their
+            oldest tokens).
         progress: show a progress bar.
         layer: which layer's attention to read (default: the last).
     """
@@ -35,6 +37,7 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
         raise ValueError(f"max_length must be at least 4, got {max_length}")
     ranker = load_ranker(model_dir, attn_implementation="eager")
     tokenizer, model = ranker.tokenizer, ranker.model
+    max_length = min(max_length, int(ranker.meta["max_length"]))
     device = next(model.parameters()).device
 
     turns = [turn for context in contexts for turn in context if turn]
