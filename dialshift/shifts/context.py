@@ -1,0 +1,37 @@
+"""Insufficient Context (IC) and its source-length control (SR) (Lee et al. 2022, §2.2, App. A.2, A.4).
+
+IC takes instances whose context has (at least, see ``selection``) ``window`` = 6 turns, keeps the last 6 turns
+and deletes the first ``k`` of them (``ic_{k}of6``): the turns closest to the response survive. SR keeps the
+instances whose *real* context length is ``L`` turns, unchanged (``sr_{L}``).
+"""
+
+from collections.abc import Sequence
+
+from dialshift.errors import DialshiftError
+
+IC_SELECTIONS = ("at_least", "exactly")
+
+
+def ic_eligible(context_turns: int, window: int = 6, selection: str = "at_least") -> bool:
+    """Whether an instance enters the IC configs: ``at_least`` window turns (the last ``window`` are used;
+    the paper's 2,370 instances can only be counted this way) or ``exactly`` window turns."""
+    if selection not in IC_SELECTIONS:
+        raise DialshiftError(f"unknown IC selection {selection!r}; choose one of {', '.join(IC_SELECTIONS)}")
+    return context_turns >= window if selection == "at_least" else context_turns == window
+
+
+def delete_turns(context: Sequence[str], k: int, window: int = 6) -> tuple[list[str], list[str]]:
+    """``(kept, deleted)``: the last ``window`` turns of ``context`` with their first ``k`` deleted (oldest first)."""
+    if not 0 <= k < window:
+        raise DialshiftError(f"IC deletes 0 .. {window - 1} of {window} turns, got {k}")
+    if len(context) < window:
+        raise DialshiftError(f"IC needs a context of at least {window} turns, got {len(context)}")
+    last = list(context[-window:])
+    return last[k:], last[:k]
+
+
+def sr_eligible(context_turns: int, length: int) -> bool:
+    """SR: the real context length is exactly ``length`` turns."""
+    if length < 1:
+        raise DialshiftError(f"SR context length must be at least 1, got {length}")
+    return context_turns == length

@@ -1,0 +1,219 @@
+"""Unknown Word (UW) and Known Word (KW) replacement (Lee et al. 2022, §2.1, App. A.1, A.3, A.5).
+
+One piece of code replaces words; only the *target selector* differs between configs:
+
+* :func:`ratio_targets` (UW/KW ``*_{ratio}``): ``n = floor(ratio x tokens in the context)`` targets (``round``
+  selectable); the context's words are visited in a seeded random order and the first ``n`` that have a valid
+  unknown synonym become targets (a word without one is skipped: "we look for another target word"); fewer than
+  ``n`` such words, or ``n = 0``, drops the instance.
+* :func:`bucket_targets` (``uw_imp_{b}``): tokens ranked by an importance score, cut into five 20 % buckets; every
+  word of bucket ``b`` with a valid unknown synonym is a target.
+
+The synonym of a word (:class:`SynonymTable`) follows the paper's rules, applied to the lemma names of all WordNet
+synsets of the word (every part of speech, NLTK's morphological lookup) other than the word itself:
+(1) not a number, (2) a single alphabetic token (no multi-word ``_`` lemma, no hyphen), (3) not in the training
+vocabulary, (4) the farthest normalised Levenshtein distance from the word among the rest (ties: alphabetical).
+A known word (:class:`KnownWords`) is a word seen more than 5,000 times in the training split.
+"""
+
+import math
+import multiprocessing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from dialshift.errors import DialshiftError
+from dialshift.shifts.words import Vocabulary, is_number, is_word, match_case, normalized_levenshtein
+
+Position = tuple[int, int]  # (turn index in the context, token index in the turn)
+ROUNDING = {"floor": math.floor, "round": round}
+KW_RULES = ("random", "levenshtein")
+
+
+class Replacement(NamedTuple):
+    """One replaced word: ``turn`` indexes the context, ``index`` the token in that turn."""
+
+    turn: int
+    index: int
+    original: str
+    replacement: str
+
+
+def check_ratio(ratio: float) -> float:
+    if not 0 < ratio < 1:
+        raise DialshiftError(f"replacement ratio {ratio} is outside (0, 1); use e.g. 0.05 ... 0.50")
+    return ratio
+
+
+def target_count(num_tokens: int, ratio: float, rounding: str = "floor") -> int:
+    """How many targets a context of ``num_tokens`` tokens gets at ``ratio`` (a tiny epsilon absorbs 0.1*30=2.99..)."""
+    check_ratio(ratio)
+    if rounding not in ROUNDING:
+        raise DialshiftError(f"unknown rounding {rounding!r}; choose one of {', '.join(ROUNDING)}")
+    return int(ROUNDING[rounding](ratio * num_tokens + (1e-9 if rounding == "floor" else 0)))
+
+
+# --- rules ------------------------------------------------------------------------------------------------------
+
+def rule_not_number(candidate: str) -> bool:
+    """Rule 1: numbers are never synonyms (``2 -> two``); number targets are excluded by ``is_word``."""
+    return not is_number(candidate)
+
+
+def rule_single_word(candidate: str) -> bool:
+    """Rule 2: one alphabetic token: no multi-word lemma (``data_processor``), no hyphen, no other punctuation."""
+    return candidate.isalpha()
+
+
+class SynonymTable:
+    """The valid unknown synonym of each word, from WordNet, computed once per word and reused across configs."""
+
+    def __init__(self, wordnet, vocabulary: Vocabulary):
+        self.wordnet = wordnet
+        self.vocabulary = vocabulary
+        self._best: dict[str, str | None] = {}
+
+    def candidates(self, word: str) -> list[str]:
+        """Lemma names of every synset of ``word`` except the word itself, sorted and de-duplicated."""
+        lower = word.lower()
+        names = {name for synset in self.wordnet.synsets(lower) for name in synset.lemma_names()}
+        return sorted(name for name in names if name.lower() != lower)
+
+    def valid(self, word: str) -> list[str]:
+        """Candidates passing rules 1-3."""
+        return [name for name in self.candidates(word)
+                if rule_not_number(name) and rule_single_word(name) and name not in self.vocabulary]
+
+    def best(self, word: str) -> str | None:
+        """Rule 4: the valid candidate farthest from ``word`` (normalised Levenshtein), or None."""
+        key = word.lower()
+        if key not in self._best:
+            valid = self.valid(key) if not is_number(key) else []
+            self._best[key] = min(valid, key=lambda name: (-normalized_levenshtein(key, name), name.lower(), name),
+                                  default=None)
+        return self._best[key]
+
+    def precompute(self, words: Sequence[str], num_proc: int = 1) -> None:
+        """Fill the table for ``words`` (lower-cased), in ``num_proc`` forked processes when > 1."""
+        todo = sorted({word.lower() for word in words} - self._best.keys())
+        if num_proc > 1 and len(todo) > 1000:
+            global _TABLE
+            _TABLE = self
+            chunks = [todo[k::num_proc * 4] for k in range(num_proc * 4)]
+            try:
+                with multiprocessing.get_context("fork").Pool(num_proc, initializer=_own_file_handles) as pool:
+                    for part in pool.map(_best_of, chunks):
+                        self._best.update(part)
+            finally:
+                _TABLE = None
+        for word in todo:
+            self.best(word)
+
+    def replaceable(self, word: str) -> bool:
+        return self.best(word) is not None
+
+    def replace(self, word: str) -> str:
+        return match_case(word, self.best(word))
+
+
+_TABLE: SynonymTable | None = None
+
+
+def _own_file_handles() -> None:
+    """A forked worker must not share NLTK's open WordNet data files (and their seek offsets) with its parent."""
+    if hasattr(_TABLE.wordnet, "_data_file_map"):
+        _TABLE.wordnet._data_file_map = {}
+
+
+def _best_of(words: list[str]) -> dict[str, str | None]:
+    return {word: _TABLE.best(word) for word in words}
+
+
+@dataclass
+class KnownWords:
+    """Known words (seen more than ``min_count`` times in training) and the KW rule that picks one for a target.
+
+    ``random``: uniform among the known words other than the target (seeded per instance); ``levenshtein``: the
+    known word farthest from the target by normalised Levenshtein distance (ties alphabetical), like UW's rule 4.
+    """
+
+    vocabulary: Vocabulary
+    min_count: int = 5000
+    rule: str = "random"
+    words: list[str] = field(init=False)
+
+    def __post_init__(self):
+        if self.rule not in KW_RULES:
+            raise DialshiftError(f"unknown KW rule {self.rule!r}; choose one of {', '.join(KW_RULES)}")
+        self.words = self.vocabulary.frequent_words(self.min_count)
+        if len(self.words) < 2:
+            raise DialshiftError(f"fewer than 2 known words occur more than {self.min_count:,} times in training; "
+                                 "lower the KW threshold")
+        self._farthest: dict[str, str] = {}
+        self._rank = {known: rank for rank, known in enumerate(self.words)}
+
+    def choose(self, word: str, rng: np.random.Generator) -> str:
+        key = word.lower()
+        if self.rule == "levenshtein":
+            if key not in self._farthest:
+                self._farthest[key] = min((known for known in self.words if known != key),
+                                          key=lambda known: (-normalized_levenshtein(key, known), known))
+            return match_case(word, self._farthest[key])
+        skip = self._rank.get(key, len(self.words))  # the target itself is not a candidate
+        pick = int(rng.bit_generator.random_raw()) % (len(self.words) - (skip < len(self.words)))
+        return match_case(word, self.words[pick + (pick >= skip)])
+
+
+# --- target selection -------------------------------------------------------------------------------------------
+# A context's candidate targets are its words (``is_word``) in reading order; ``replaceable[k]`` says whether word
+# ``k`` has a valid synonym. Selectors return indices into that list (sorted), or None when the instance is dropped.
+
+def word_positions(turns: Sequence[Sequence[str]]) -> list[Position]:
+    """``(turn, index)`` of every word of a context, in reading order."""
+    return [(t, i) for t, tokens in enumerate(turns) for i, token in enumerate(tokens) if is_word(token)]
+
+
+def select_targets(order: Sequence[int], replaceable: Sequence[bool], n: int, required: int) -> list[int] | None:
+    """Walk ``order`` and keep the first ``n`` replaceable words; None when fewer than ``max(required, 1)``."""
+    chosen = []
+    for k in order:
+        if len(chosen) == n:
+            break
+        if replaceable[k]:
+            chosen.append(int(k))
+    return sorted(chosen) if len(chosen) >= max(required, 1) else None
+
+
+def ratio_targets(num_tokens: int, replaceable: Sequence[bool], ratio: float, rng: np.random.Generator,
+                  rounding: str = "floor") -> list[int] | None:
+    """UW/KW: ``n = floor(ratio x num_tokens)`` targets among the words, visited in a seeded random order."""
+    n = target_count(num_tokens, ratio, rounding)
+    if n == 0 or sum(replaceable) < n:
+        return None
+    return select_targets(rng.permutation(len(replaceable)).tolist(), replaceable, n, required=n)
+
+
+def importance_buckets(scores: Sequence[Sequence[float]], num_buckets: int = 5) -> list[list[int]]:
+    """Bucket (1 = least important) of every token: tokens ranked by score (ties: earlier first), ``num_buckets``
+    equal shares of the ranking (bucket ``b`` holds ranks ``[(b-1)/B, b/B)`` of the context's tokens)."""
+    flat = [(float(score), t, i) for t, row in enumerate(scores) for i, score in enumerate(row)]
+    if any(math.isnan(score) for score, _, _ in flat):
+        raise DialshiftError("word importance scores contain NaN; check the importance model")
+    total = len(flat)
+    buckets = [[0] * len(row) for row in scores]
+    for rank, (_, t, i) in enumerate(sorted(flat)):
+        buckets[t][i] = rank * num_buckets // total + 1
+    return buckets
+
+
+def bucket_targets(word_buckets: Sequence[int], replaceable: Sequence[bool], bucket: int) -> list[int] | None:
+    """Importance selection: every replaceable word whose importance bucket is ``bucket`` (None if there is none)."""
+    order = [k for k, b in enumerate(word_buckets) if b == bucket]
+    return select_targets(order, replaceable, len(order), required=1)
+
+
+def make_replacements(turns, positions: Sequence[Position], targets: Sequence[int],
+                      replace: Callable[[str], str]) -> list[Replacement]:
+    return [Replacement(t, i, turns[t][i], replace(turns[t][i])) for t, i in (positions[k] for k in targets)]

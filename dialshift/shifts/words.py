@@ -1,0 +1,111 @@
+"""Tokenisation and word predicates shared by the word-level shifts.
+
+Tokenisation (the unit the replacement ratio counts): every maximal run of word characters (``\\w+``: letters,
+digits, underscore) is a token and every other non-space character is a token of its own, the way BERT's basic
+tokenizer splits text before WordPiece (Lee et al. used bert-base-cased; "words (= token)", App. A.5). So
+``"I've got £ 330 ."`` is ``I ' ve got £ 330 .``: 7 tokens. A *word* (a possible replacement target) is an
+alphabetic token that is not a number word. Tokens keep their character spans, so a shifted utterance is the
+original text with only the replaced tokens changed.
+"""
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+#: Cardinal number words (rule 1 excludes numbers as targets and as synonyms, e.g. ``2 -> two``).
+NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "billion trillion".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN_RE.findall(text)
+
+
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """Character ``(start, end)`` of every token of ``text`` (parallel to :func:`tokenize`)."""
+    return [match.span() for match in TOKEN_RE.finditer(text)]
+
+
+def substitute(text: str, spans: list[tuple[int, int]], new_tokens: dict[int, str]) -> str:
+    """``text`` with the tokens at the given indices replaced; everything else (spacing included) unchanged."""
+    pieces, last = [], 0
+    for index in sorted(new_tokens):
+        start, end = spans[index]
+        pieces += [text[last:start], new_tokens[index]]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def is_number(token: str) -> bool:
+    """Digits anywhere (``2``, ``3pm``, ``1st``) or a cardinal number word (``two``, ``Hundred``)."""
+    return any(char.isdigit() for char in token) or token.lower() in NUMBER_WORDS
+
+
+def is_word(token: str) -> bool:
+    """An alphabetic token that is not a number: a possible replacement target."""
+    return token.isalpha() and not is_number(token)
+
+
+def levenshtein(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, start=1):
+        current = [i]
+        for j, char_b in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
+        previous = current
+    return previous[-1]
+
+
+def normalized_levenshtein(a: str, b: str) -> float:
+    """Yujian & Bo (2007) normalised distance ``2 d / (|a| + |b| + d)`` in [0, 1], case-insensitive."""
+    a, b = a.lower(), b.lower()
+    distance = levenshtein(a, b)
+    return 0.0 if distance == 0 else 2 * distance / (len(a) + len(b) + distance)
+
+
+def match_case(original: str, replacement: str) -> str:
+    """Carry the original's capitalisation over: ``ABC`` -> upper case, ``Abc``/``I`` -> capitalised first letter."""
+    if len(original) > 1 and original.isupper():
+        return replacement.upper()
+    if original[:1].isupper():
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Token counts of a corpus (the training split); ``case_sensitive=False`` folds case before counting."""
+
+    counts: Counter
+    case_sensitive: bool = False
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], case_sensitive: bool = False) -> "Vocabulary":
+        fold = (lambda token: token) if case_sensitive else str.lower
+        return cls(Counter(fold(token) for text in texts for token in tokenize(text)), case_sensitive)
+
+    def key(self, word: str) -> str:
+        return word if self.case_sensitive else word.lower()
+
+    def __contains__(self, word: str) -> bool:
+        return self.key(word) in self.counts
+
+    def count(self, word: str) -> int:
+        return self.counts.get(self.key(word), 0)
+
+    def frequent_words(self, min_count: int) -> list[str]:
+        """Words (see :func:`is_word`) seen more than ``min_count`` times, sorted; contraction pieces excluded."""
+        return sorted(word for word, count in self.counts.items()
+                      if count > min_count and is_word(word) and word.lower() not in CONTRACTION_PIECES)
+
+
+#: Pieces the tokenizer cuts out of contractions (``don't`` -> ``don ' t``); never used as known words.
+CONTRACTION_PIECES = frozenset("s t m d ll re ve don isn aren doesn didn couldn wouldn shouldn haven hasn wasn "
+                               "weren won ain".split())
