@@ -116,6 +116,34 @@ def top_label_confidences(predictions, references):
     return np.concatenate([part[2] for part in parts]), np.concatenate([part[3] for part in parts])
 
 
+def classwise_binned_sums(probabilities, labels, n_bins: int, squared_error: bool = False):
+    """Per (class, equal-width bin): forecast counts, forecast sums and hit sums, as ``K x n_bins`` arrays.
+
+    Validates ``probabilities`` block by block on the way. With ``squared_error=True`` also returns the sum over
+    samples and classes of ``(p_k - onehot_k)^2`` (else 0.0). Shared by the classwise ECE and the Brier score.
+    """
+    n, n_classes = probabilities.shape
+    edges = bin_edges(None, n_bins)
+    offsets = np.arange(n_classes) * n_bins
+    size = n_classes * n_bins
+    counts, forecast_sums, hit_sums = np.zeros(size), np.zeros(size), np.zeros(size)
+    total = 0.0
+    for start, stop in row_blocks(n):
+        block = np.asarray(probabilities[start:stop], dtype=np.float64)
+        check_probabilities(block, "predictions", start)
+        rows = np.arange(stop - start)
+        gold = labels[start:stop]
+        if squared_error:
+            total += np.einsum("ij,ij->", block, block) - 2.0 * block[rows, gold].sum() + (stop - start)
+        index = bin_index(block, edges, equal_width=True)
+        index += offsets
+        counts += np.bincount(index.ravel(), minlength=size)
+        forecast_sums += np.bincount(index.ravel(), weights=block.ravel(), minlength=size)
+        hit_sums += np.bincount(index[rows, gold], minlength=size)
+    shape = (n_classes, n_bins)
+    return counts.reshape(shape), forecast_sums.reshape(shape), hit_sums.reshape(shape), total
+
+
 def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
     """Expected calibration error (Naeini et al., 2015; Guo et al., 2017) with its reliability-diagram bins.
 
@@ -165,15 +193,19 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
         value = calibration_error(counts, confidence_sums, hit_sums, norm)
     else:
         probabilities, labels = _checked_inputs(predictions, references)
-        for start, stop in row_blocks(len(probabilities)):
-            check_probabilities(np.asarray(probabilities[start:stop], dtype=np.float64), "predictions", start)
-        per_class = []
-        for k in range(probabilities.shape[1]):
-            column = np.asarray(probabilities[:, k], dtype=np.float64)
-            class_edges = bin_edges(column, n_bins, binning)
-            sums = binned_sums(column, labels == k, class_edges, binning == "equal_width")
-            per_class.append((class_edges, *sums))
-        edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
+        n_classes = probabilities.shape[1]
+        if binning == "equal_width":
+            counts, confidence_sums, hit_sums, _ = classwise_binned_sums(probabilities, labels, n_bins)
+            edges = np.tile(bin_edges(None, n_bins), (n_classes, 1))
+        else:  # quantile edges per class: one column at a time
+            for start, stop in row_blocks(len(probabilities)):
+                check_probabilities(np.asarray(probabilities[start:stop], dtype=np.float64), "predictions", start)
+            per_class = []
+            for k in range(n_classes):
+                column = np.asarray(probabilities[:, k], dtype=np.float64)
+                class_edges = bin_edges(column, n_bins, binning)
+                per_class.append((class_edges, *binned_sums(column, labels == k, class_edges)))
+            edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
         errors = [calibration_error(*sums, norm) for sums in zip(counts, confidence_sums, hit_sums, strict=True)]
         value = float(np.mean(errors))
     return {
@@ -208,24 +240,8 @@ def brier(predictions, references, n_bins=15):
     """
     n_bins = check_n_bins(n_bins)
     probabilities, labels = _checked_inputs(predictions, references)
-    n, n_classes = probabilities.shape
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    offsets = np.arange(n_classes) * n_bins
-    size = n_classes * n_bins
-    counts, forecast_sums, hit_sums = np.zeros(size), np.zeros(size), np.zeros(size)
-    total = 0.0
-    for start, stop in row_blocks(n):
-        block = np.asarray(probabilities[start:stop], dtype=np.float64)
-        check_probabilities(block, "predictions", start)
-        rows = np.arange(stop - start)
-        gold = labels[start:stop]
-        total += np.einsum("ij,ij->", block, block) - 2.0 * block[rows, gold].sum() + (stop - start)
-        index = bin_index(block, edges, equal_width=True)
-        index += offsets
-        counts += np.bincount(index.ravel(), minlength=size)
-        forecast_sums += np.bincount(index.ravel(), weights=block.ravel(), minlength=size)
-        hit_sums += np.bincount(index[rows, gold], minlength=size)
-    counts, forecast_sums, hit_sums = (a.reshape(n_classes, n_bins) for a in (counts, forecast_sums, hit_sums))
+    n = len(probabilities)
+    counts, forecast_sums, hit_sums, total = classwise_binned_sums(probabilities, labels, n_bins, squared_error=True)
     base_rate = hit_sums.sum(axis=1) / n
     filled = counts > 0
     mean_forecast = forecast_sums[filled] / counts[filled]
