@@ -101,13 +101,16 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
     if title:
         diagram_ax.set_title(title)
     fraction = counts / counts.sum()
-    histogram_ax.bar(
-        lefts, fraction, width=widths, align="edge", color="gray", alpha=0.5, edgecolor="black", linewidth=0.4
-    )
+    if twin:  # an outline, so the accuracy bars stay readable underneath
+        histogram_ax.stairs(fraction, edges, color="black", linewidth=1.2, label="Samples")
+    else:
+        histogram_ax.bar(
+            lefts, fraction, width=widths, align="edge", color="gray", alpha=0.5, edgecolor="black", linewidth=0.4
+        )
     histogram_ax.set_ylabel("Fraction of samples")
-    if twin:
-        histogram_ax.set_ylim(0, 4)  # keep the histogram in the bottom quarter of the diagram
-        histogram_ax.set_yticks([0, 0.5, 1])
+    if twin:  # the histogram fills the bottom quarter of the diagram, its scale on the right
+        histogram_ax.set_ylim(0, fraction.max() * 4)
+        histogram_ax.set_yticks([0, round(float(fraction.max()), 2)])
         diagram_ax.set_xlabel("Confidence")
     else:
         histogram_ax.set_xlim(0, 1)
