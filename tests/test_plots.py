@@ -143,7 +143,24 @@ def test_cli_curves(tmp_path, capsys):
         write_results(tmp_path / method / "results.json", method, values)
     out = tmp_path / "uw.png"
     files = [str(tmp_path / "vanilla" / "results.json"), str(tmp_path / "ensemble" / "results.json")]
-    assert main(["plot", "curves", *files, "--configs", "uw_*", "--out", str(out), "--title", "UW"]) == 0
+    assert (
+        main(
+            [
+                "plot",
+                "curves",
+                *files,
+                "--configs",
+                "uw_*",
+                "--out",
+                str(out),
+                "--title",
+                "UW",
+                "--xlabel",
+                "word replacement ratio",
+            ]
+        )
+        == 0
+    )
     assert out.read_bytes().startswith(PNG_MAGIC)
     assert main(["plot", "curves", *files, "--configs", "kw_*", "--out", str(out)]) == 2
     assert "'kw_*' matches no config" in capsys.readouterr().err

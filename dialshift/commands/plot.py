@@ -89,6 +89,7 @@ def register(subparsers) -> None:
         metavar="LABEL",
         help="x tick labels (default: the config names less their common prefix, e.g. 0.05)",
     )
+    curves.add_argument("--xlabel", help="x axis label (default: the configs' common prefix, e.g. uw)")
     curves.add_argument("--title", help="figure title")
     _add_output_arguments(curves)
     curves.set_defaults(func=run_curves)
@@ -319,7 +320,7 @@ def run_curves(args) -> int:
         if len(args.x_labels) != len(configs):
             raise DialshiftError(f"--x-labels has {len(args.x_labels)} labels for {len(configs)} configs")
         labels = args.x_labels
-    figure = shift_curves(drawn, labels, metrics=tuple(args.metrics), title=args.title, xlabel=xlabel)
+    figure = shift_curves(drawn, labels, metrics=tuple(args.metrics), title=args.title, xlabel=args.xlabel or xlabel)
     _save(figure, args)
     return 0
 
