@@ -99,18 +99,18 @@ def unique_pairs(data: dict):
     return list(index), rows
 
 
-def score_passes(settings: EvaluationSettings, pairs, needed) -> dict:
-    """Logits of every pair for every needed pass, loading each ranker once."""
+def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict) -> dict:
+    """Add to ``logits`` the logits of every pair for every needed pass not in it yet, loading each ranker once."""
     import torch
 
     from dialshift.models.ranker import load_ranker
     from dialshift.ranking.scoring import score_pairs
 
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    logits = {}
     by_model: dict[str, list] = {}
     for model_dir, seed in needed:
-        by_model.setdefault(model_dir, []).append(seed)
+        if (model_dir, seed) not in logits:
+            by_model.setdefault(model_dir, []).append(seed)
     for model_dir, seeds in by_model.items():
         ranker = load_ranker(model_dir, device=device)
         for seed in seeds:
@@ -197,11 +197,14 @@ def evaluate(settings: EvaluationSettings) -> dict:
                                                        settings.dropout_seed)))
     if settings.progress:
         print(f"{len(data)} configs, {total} pairs ({len(pairs)} distinct), {len(needed)} passes")
-    logits = score_passes(settings, pairs, needed)
 
+    # Cheapest methods first, each written as soon as its passes are scored: vanilla/temperature (one pass), the
+    # ensemble members, then the MC-dropout passes.
+    logits: dict = {}
     outputs = {}
-    for method in settings.methods:
+    for method in sorted(settings.methods, key=lambda m: (METHODS.index(m) != 0, m == "dropout")):
         passes = method_passes(method, settings.model_dirs, settings.dropout_passes, settings.dropout_seed)
+        score_passes(settings, pairs, passes, logits)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
         results, drawn = {}, {}
         for name in tqdm(data, desc=f"{method}: metrics", unit="config", disable=not settings.progress):
@@ -216,5 +219,5 @@ def evaluate(settings: EvaluationSettings) -> dict:
         document = {"config": run_config_description(settings, method, metas, data), "results": results}
         write_json_atomic(settings.out_dir / method / "results.json", document)
         outputs[method] = document
-    write_report(settings.out_dir, plots=settings.plots, progress=settings.progress)
-    return outputs
+        write_report(settings.out_dir, plots=settings.plots, progress=settings.progress)
+    return {method: outputs[method] for method in settings.methods}
