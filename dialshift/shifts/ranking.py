@@ -5,10 +5,12 @@ drawn from the same generator and stored as ``label``. Draws are raw 64-bit outp
 instance's PCG64 taken modulo the pool size (the bias, below 1e-14, is immaterial).
 """
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
+from dialshift.errors import DialshiftError
 from dialshift.shifts.seeding import instance_rng
 
 NUM_CANDIDATES = 10
@@ -39,10 +41,18 @@ def ranking_instances(dialogues, seed: int, key: str = "source", num_candidates:
     (the negatives pool is always the whole split, so a part's rows equal the same rows of the whole)."""
     pool_texts = [turn for dialogue in dialogues for turn in dialogue.turns]
     pool_dialogue = [position for position, dialogue in enumerate(dialogues) for _ in dialogue.turns]
+    owner: dict[str, int] = {}  # text -> its only dialogue, or -1 when several dialogues have it
+    for text, position in zip(pool_texts, pool_dialogue, strict=True):
+        owner[text] = position if owner.get(text, position) == position else -1
+    exclusive = Counter(position for position in owner.values() if position >= 0)
     rows = []
     for position in range(start, len(dialogues) if stop is None else stop):
         dialogue = dialogues[position]
         for turn in range(1, len(dialogue.turns)):
+            available = len(owner) - exclusive[position] - (owner[dialogue.turns[turn]] == -1)
+            if available < num_candidates - 1:
+                raise DialshiftError(f"{dialogue.id}: only {available} distinct utterances of other dialogues are "
+                                     f"left for {num_candidates - 1} negatives; the split is too small")
             uid = instance_id(dialogue.id, turn)
             candidates, label = draw_candidates(dialogue.turns[turn], position, pool_texts, pool_dialogue,
                                                 instance_rng(seed, key, uid), num_candidates)

@@ -1,0 +1,431 @@
+"""Pure shift logic on hand-made dialogues with a fake WordNet: rules, counting, dropping, KW, IC/SR, importance."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dialshift.errors import DialshiftError
+from dialshift.shifts.context import delete_turns, ic_eligible, sr_eligible
+from dialshift.shifts.dailydialog import DailyDialogShifts, ShiftOptions, config_names, parse_config
+from dialshift.shifts.ranking import draw_candidates
+from dialshift.shifts.replace import (
+    KnownWords,
+    SynonymTable,
+    bucket_targets,
+    importance_buckets,
+    ratio_targets,
+    select_targets,
+    target_count,
+)
+from dialshift.shifts.seeding import instance_rng, stable_hash
+from dialshift.shifts.words import (
+    Vocabulary,
+    is_number,
+    is_word,
+    match_case,
+    normalized_levenshtein,
+    substitute,
+    token_spans,
+    tokenize,
+)
+from dialshift.sources.dailydialog import Dialogue
+
+
+class FakeSynset:
+    def __init__(self, names):
+        self.names = names
+
+    def lemma_names(self):
+        return list(self.names)
+
+
+class FakeWordNet:
+    """``synsets(word)`` from a dict: word -> list of synsets (lists of lemma names)."""
+
+    def __init__(self, table):
+        self.table = table
+        self.calls = Counter()
+
+    def synsets(self, word):
+        self.calls[word] += 1
+        return [FakeSynset(names) for names in self.table.get(word, [])]
+
+
+WORDNET = FakeWordNet({
+    "car": [["car", "auto", "automobile", "motorcar"], ["car", "railcar", "railway_car"]],
+    "big": [["big", "large"], ["big", "bad"]],
+    "house": [["house", "home"]],
+    "two": [["two", "2", "II", "deuce"]],
+    "computer": [["computer", "data-processor", "computing_machine", "reckoner"]],
+    "go": [["go", "spell", "tour", "turn"]],
+    "run": [["run", "zz", "yy"]],
+    "the": [],
+})
+TRAIN = Vocabulary.from_texts(["The car is big .", "I go home , my Home .", "tour the town"])
+
+
+def table():
+    return SynonymTable(WORDNET, TRAIN)
+
+
+# --- tokens and words -------------------------------------------------------------------------------------------
+
+def test_tokenize_counts_punctuation_and_contraction_pieces():
+    assert tokenize("I've got £ 330 .") == ["I", "'", "ve", "got", "£", "330", "."]
+
+
+def test_substitute_changes_only_the_replaced_tokens():
+    text = "Hey man , you wanna buy it ?"
+    spans = token_spans(text)
+    assert substitute(text, spans, {1: "homo", 6: "IT"}) == "Hey homo , you wanna buy IT ?"
+    assert substitute(text, spans, {}) == text
+
+
+def test_words_and_numbers():
+    assert is_word("house") and is_word("I")
+    assert not is_word("330") and not is_word("two") and not is_word(",") and not is_word("3pm")
+    assert is_number("Hundred") and is_number("1st") and not is_number("none")
+
+
+def test_normalized_levenshtein_yujian_bo():
+    assert normalized_levenshtein("kitten", "sitting") == pytest.approx(2 * 3 / (6 + 7 + 3))
+    assert normalized_levenshtein("Car", "car") == 0.0
+    assert normalized_levenshtein("a", "b") == pytest.approx(2 / 3)
+
+
+def test_match_case():
+    assert match_case("I", "iodine") == "Iodine"
+    assert match_case("USA", "america") == "AMERICA"
+    assert match_case("car", "Auto") == "Auto"
+
+
+def test_vocabulary_case_folding():
+    assert "home" in TRAIN and "HOME" in TRAIN and TRAIN.count("home") == 2
+    sensitive = Vocabulary.from_texts(["Home home"], case_sensitive=True)
+    assert sensitive.count("Home") == 1 and "HOME" not in sensitive
+
+
+# --- synonym rules ----------------------------------------------------------------------------------------------
+
+def test_rule_1_numbers_are_never_synonyms_nor_targets():
+    synonyms = table()
+    assert synonyms.best("two") is None  # a number target
+    assert "2" not in synonyms.valid("deuce") and synonyms.valid("two") == ["II", "deuce"]
+
+
+def test_rule_2_multiword_and_hyphenated_lemmas_are_excluded():
+    assert table().valid("computer") == ["reckoner"]
+
+
+def test_rule_3_training_words_are_excluded_case_insensitively():
+    synonyms = table()
+    assert synonyms.valid("house") == []  # "home" occurs in training (as "home" and "Home")
+    assert synonyms.best("house") is None
+    assert "tour" not in synonyms.valid("go")  # in training
+
+
+def test_rule_4_farthest_normalised_levenshtein_with_alphabetical_ties():
+    synonyms = table()
+    # car -> auto 0.727, automobile 0.870, motorcar 0.625, railcar 0.571 (railway_car fails rule 2)
+    assert synonyms.valid("car") == ["auto", "automobile", "motorcar", "railcar"]
+    assert synonyms.best("car") == "automobile"
+    # big -> large 0.667, bad 0.5
+    assert synonyms.best("Big") == "large" and synonyms.replace("Big") == "Large"
+    # go -> spell 0.833 beats turn 0.8 (tour is a training word)
+    assert synonyms.best("go") == "spell"
+    # run -> zz and yy tie at 0.75: the alphabetically first wins
+    assert normalized_levenshtein("run", "zz") == normalized_levenshtein("run", "yy") == 0.75
+    assert synonyms.best("run") == "yy"
+
+
+def test_synonym_table_looks_each_word_up_once():
+    wordnet = FakeWordNet(WORDNET.table)
+    synonyms = SynonymTable(wordnet, TRAIN)
+    synonyms.precompute(["car", "Car", "big"])
+    for _ in range(3):
+        synonyms.best("CAR")
+    assert wordnet.calls["car"] == 1
+
+
+# --- target counting and selection ------------------------------------------------------------------------------
+
+def test_target_count_floor_and_round():
+    assert target_count(19, 0.05) == 0 and target_count(20, 0.05) == 1
+    assert target_count(30, 0.1) == 3  # 0.1 * 30 = 3.0000000000000004 or 2.9999..., never 2
+    assert target_count(10, 0.05, "round") == 0 and target_count(11, 0.05, "round") == 1
+
+
+@pytest.mark.parametrize("ratio", [0.0, 1.0, 1.5, -0.1])
+def test_ratio_outside_unit_interval_is_an_error(ratio):
+    with pytest.raises(DialshiftError, match="outside"):
+        target_count(10, ratio)
+
+
+def test_select_targets_skips_words_without_synonym_and_drops_when_too_few():
+    replaceable = [False, True, False, True, True]
+    assert select_targets([0, 1, 2, 3, 4], replaceable, 2, required=2) == [1, 3]
+    assert select_targets([4, 0, 1], replaceable, 2, required=2) == [1, 4]
+    assert select_targets([0, 2, 3], replaceable, 2, required=2) is None
+
+
+def test_ratio_targets_counts_drops_and_is_seeded():
+    replaceable = [True] * 6 + [False] * 4
+    rng = lambda: instance_rng(0, "uw_0.30", "dd-test-00000-t01")  # noqa: E731
+    targets = ratio_targets(20, replaceable, 0.30, rng())  # n = 6, exactly the 6 replaceable words
+    assert targets == [0, 1, 2, 3, 4, 5]
+    assert ratio_targets(20, replaceable, 0.35, rng()) is None  # n = 7 > 6 replaceable: dropped
+    assert ratio_targets(19, replaceable, 0.05, rng()) is None  # n = 0: dropped
+    first, second = ratio_targets(40, [True] * 10, 0.1, rng()), ratio_targets(40, [True] * 10, 0.1, rng())
+    assert first == second and len(first) == 4
+
+
+def test_stable_hash_and_instance_rng_are_process_independent():
+    import hashlib
+
+    assert stable_hash("uw_0.30") == int.from_bytes(hashlib.sha256(b"uw_0.30").digest()[:8], "little")
+    draws = [instance_rng(0, "uw_0.30", "dd-test-00001-t01").integers(1 << 30) for _ in range(2)]
+    assert draws[0] == draws[1] != instance_rng(0, "kw_0.30", "dd-test-00001-t01").integers(1 << 30)
+
+
+# --- known words ------------------------------------------------------------------------------------------------
+
+def test_known_word_threshold_is_strictly_more_than_min_count():
+    vocabulary = Vocabulary(Counter({"the": 5001, "you": 9000, "cat": 5000, "s": 8000, "don": 6000, ".": 9999}))
+    known = KnownWords(vocabulary, min_count=5000)
+    assert known.words == ["the", "you"]  # 5,000 is not "more than 5,000"; contraction pieces and punctuation out
+
+
+def test_known_word_random_rule_never_returns_the_target():
+    vocabulary = Vocabulary(Counter({"the": 6000, "you": 9000, "and": 7000}))
+    known = KnownWords(vocabulary, min_count=5000, rule="random")
+    rng = np.random.default_rng(0)
+    picks = {known.choose("You", rng) for _ in range(50)}
+    assert picks == {"The", "And"}
+
+
+def test_known_word_levenshtein_rule_and_bad_rule():
+    vocabulary = Vocabulary(Counter({"the": 6000, "you": 9000, "and": 7000}))
+    known = KnownWords(vocabulary, min_count=5000, rule="levenshtein")
+    # then -> the 0.25, you 0.727, and 0.727: tie broken alphabetically
+    assert known.choose("Then", np.random.default_rng(0)) == "And"
+    with pytest.raises(DialshiftError, match="KW rule"):
+        KnownWords(vocabulary, rule="nearest")
+    with pytest.raises(DialshiftError, match="fewer than 2"):
+        KnownWords(vocabulary, min_count=8000)
+
+
+# --- importance buckets -----------------------------------------------------------------------------------------
+
+def test_importance_buckets_rank_tokens_into_five_shares():
+    scores = [[0.9, 0.1, 0.5], [0.3, 0.2, 0.8, 0.0, 0.6, 0.4, 0.7]]  # 10 tokens, 2 per bucket
+    buckets = importance_buckets(scores)
+    # ranks: 0.0 0.1 | 0.2 0.3 | 0.4 0.5 | 0.6 0.7 | 0.8 0.9
+    assert buckets == [[5, 1, 3], [2, 2, 5, 1, 4, 3, 4]]
+    flat = [b for row in buckets for b in row]
+    assert Counter(flat) == {1: 2, 2: 2, 3: 2, 4: 2, 5: 2}
+    tied = importance_buckets([[1.0] * 5])
+    assert tied == [[1, 2, 3, 4, 5]]  # ties: earlier token is less important
+    with pytest.raises(DialshiftError, match="NaN"):
+        importance_buckets([[float("nan"), 1.0]])
+
+
+def test_bucket_targets_take_every_replaceable_word_of_the_bucket():
+    word_buckets = [1, 1, 2, 3, 1]
+    assert bucket_targets(word_buckets, [True, False, True, True, True], 1) == [0, 4]
+    assert bucket_targets(word_buckets, [False, True, True, True, False], 1) == [1]
+    assert bucket_targets(word_buckets, [False, True, True, True, False], 5) is None
+
+
+# --- IC / SR ----------------------------------------------------------------------------------------------------
+
+def test_ic_deletes_the_first_k_of_the_last_six_turns():
+    context = [f"u{i}" for i in range(8)]
+    kept, deleted = delete_turns(context, 2)
+    assert kept == ["u4", "u5", "u6", "u7"] and deleted == ["u2", "u3"]
+    assert delete_turns(context, 0) == (context[2:], [])
+    with pytest.raises(DialshiftError):
+        delete_turns(context, 6)
+    with pytest.raises(DialshiftError):
+        delete_turns(context[:5], 1)
+
+
+def test_ic_and_sr_selection():
+    assert ic_eligible(6) and ic_eligible(9) and not ic_eligible(5)
+    assert ic_eligible(6, selection="exactly") and not ic_eligible(7, selection="exactly")
+    with pytest.raises(DialshiftError):
+        ic_eligible(6, selection="most")
+    assert sr_eligible(3, 3) and not sr_eligible(4, 3)
+
+
+# --- ranking candidates -----------------------------------------------------------------------------------------
+
+def test_candidates_exclude_own_dialogue_and_duplicates():
+    pool = ["a", "b", "gold", "c", "d", "e", "f", "g", "h", "i", "j", "k", "gold", "b"]
+    owner = [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3]
+    for seed in range(20):
+        candidates, label = draw_candidates("gold", 0, pool, owner, np.random.default_rng(seed))
+        assert len(candidates) == 10 and candidates[label] == "gold"
+        assert len(set(candidates)) == 10 and "a" not in candidates
+    again = draw_candidates("gold", 0, pool, owner, np.random.default_rng(3))
+    assert again == draw_candidates("gold", 0, pool, owner, np.random.default_rng(3))
+
+
+def test_a_split_too_small_for_nine_negatives_is_an_error():
+    from dialshift.shifts.ranking import ranking_instances
+
+    tiny = [dialogue("test", 0, "a", "b"), dialogue("test", 1, "c", "d", "e")]
+    with pytest.raises(DialshiftError, match="too small"):
+        ranking_instances(tiny, seed=0)
+
+
+# --- config names -----------------------------------------------------------------------------------------------
+
+def test_config_names_and_parsing():
+    names = config_names()
+    assert names[:2] == ["source", "uw_0.05"] and "uw_0.50" in names and "kw_0.25" in names
+    assert "uw_imp_5" in names and "ic_5of6" in names and "sr_1" in names and len(names) == 38
+    assert parse_config("uw_0.3").value == 0.3 and parse_config("ic_2of6").value == 2
+
+
+@pytest.mark.parametrize("name", ["uw_1.5", "kw_0", "uw_1", "ic_6of6", "ic_1of5", "uw_imp_0", "uw_imp_6", "sr_0",
+                                  "uw-0.3", "UW_0.30", "foo", "uw_", "source_x"])
+def test_malformed_or_out_of_range_config_is_a_one_line_error(name):
+    with pytest.raises(DialshiftError) as error:
+        parse_config(name)
+    assert "\n" not in str(error.value)
+
+
+# --- the pipeline on hand-made dialogues ------------------------------------------------------------------------
+
+def dialogue(split, index, *turns):
+    return Dialogue(f"dd-{split}-{index:05d}", split, index, tuple(turns), (1,) * len(turns), (0,) * len(turns))
+
+
+def toy_dialogues():
+    train = [dialogue("train", 0, "The car is big .", "I go home , my Home ."), dialogue("train", 1, "tour the town",
+                                                                                        "yes")]
+    test = [
+        dialogue("test", 0, "My car is big .", "A big house ?", "Yes , a big car .", "Go !"),
+        dialogue("test", 1, "The computer is two .", "Go home .", "Car car car car ."),
+        dialogue("test", 2, "Hello there .", "Hi .", "Bye .", "See you .", "Later .", "Ok .", "Fine .", "Done ."),
+    ]
+    test += [dialogue("test", 3 + k, f"Filler number {k} .", f"Reply {k} .") for k in range(5)]
+    validation = [dialogue("validation", 0, "a .", "b .")]
+    return {"train": train, "validation": validation, "test": test}
+
+
+def shifts(**options):
+    return DailyDialogShifts(toy_dialogues(), WORDNET, ShiftOptions(kw_min_count=0, **options))
+
+
+def test_source_rows_have_every_turn_after_the_first():
+    rows = shifts().rows(parse_config("source"))
+    assert [row["id"] for row in rows][:3] == ["dd-test-00000-t01", "dd-test-00000-t02", "dd-test-00000-t03"]
+    assert len(rows) == 3 + 2 + 7 + 5
+    assert all(row["candidates"][row["label"]] == toy_dialogues()["test"][int(row["dialogue_id"][-5:])].turns[
+        row["turn"]] for row in rows)
+    assert all(row["context_turns"] == row["turn"] and row["replacements"] == [] for row in rows)
+
+
+def test_uw_rows_record_and_apply_replacements():
+    pipeline = shifts()
+    rows = pipeline.rows(parse_config("uw_0.20"))
+    by_id = {row["id"]: row for row in rows}
+    # dd-test-00000-t03: context "My car is big . | A big house ? | Yes , a big car ." = 5+4+6 = 15 tokens -> n = 3;
+    # replaceable words: car, big, big, big, car (house's synonym is a training word)
+    row = by_id["dd-test-00000-t03"]
+    assert len(row["replacements"]) == 3
+    for item in row["replacements"]:
+        turn_tokens = tokenize(pipeline.source_rows("test")[2]["context"][item["turn"]])
+        assert turn_tokens[item["index"]] == item["original"]
+        assert tokenize(row["context"][item["turn"]])[item["index"]] == item["replacement"]
+        assert item["replacement"].lower() == pipeline.synonyms.best(item["original"]).lower()
+    # dd-test-00000-t01: "My car is big ." = 5 tokens -> n = floor(1.0) = 1
+    assert len(by_id["dd-test-00000-t01"]["replacements"]) == 1
+    # dialogue 2 has no replaceable word at all: every instance is dropped
+    assert not any(row["dialogue_id"] == "dd-test-00002" for row in rows)
+
+
+def test_kw_uses_the_uw_targets_and_known_words():
+    pipeline = shifts()
+    uw = {row["id"]: row for row in pipeline.rows(parse_config("uw_0.30"))}
+    kw = {row["id"]: row for row in pipeline.rows(parse_config("kw_0.30"))}
+    assert uw.keys() == kw.keys() and uw
+    for uid in uw:
+        positions = [(item["turn"], item["index"], item["original"]) for item in uw[uid]["replacements"]]
+        assert positions == [(item["turn"], item["index"], item["original"]) for item in kw[uid]["replacements"]]
+        for item in kw[uid]["replacements"]:
+            assert item["replacement"].lower() in pipeline.known.words
+            assert item["replacement"].lower() != item["original"].lower()
+
+
+def test_shift_of_an_instance_does_not_depend_on_other_instances():
+    full = shifts().rows(parse_config("uw_0.20"))
+    dialogues = toy_dialogues()
+    dialogues["test"] = dialogues["test"][:1] + dialogues["test"][3:]  # dialogues 1 and 2 removed
+    alone = DailyDialogShifts(dialogues, WORDNET, ShiftOptions(kw_min_count=0)).rows(parse_config("uw_0.20"))
+    common = {row["id"]: row["replacements"] for row in alone}
+    assert common and all(row["replacements"] == common[row["id"]] for row in full if row["id"] in common)
+
+
+def test_seed_changes_the_draws():
+    first = [row["replacements"] for row in shifts(seed=0).rows(parse_config("uw_0.20"))]
+    assert first == [row["replacements"] for row in shifts(seed=0).rows(parse_config("uw_0.20"))]
+    candidates = [row["candidates"] for row in shifts(seed=1).rows(parse_config("source"))]
+    assert candidates != [row["candidates"] for row in shifts(seed=0).rows(parse_config("source"))]
+
+
+def test_ic_and_sr_rows():
+    pipeline = shifts()
+    ic = pipeline.rows(parse_config("ic_4of6"))
+    assert [row["id"] for row in ic] == ["dd-test-00002-t06", "dd-test-00002-t07"]
+    last_six = ["Hi .", "Bye .", "See you .", "Later .", "Ok .", "Fine ."]
+    assert ic[1]["context"] == last_six[4:] and ic[1]["deleted_turns"] == last_six[:4]
+    source = {row["id"]: row for row in pipeline.source_rows("test")}
+    assert ic[1]["context_turns"] == 2
+    assert (ic[1]["candidates"], ic[1]["label"]) == (source[ic[1]["id"]]["candidates"], source[ic[1]["id"]]["label"])
+    exactly = shifts(ic_selection="exactly").rows(parse_config("ic_0of6"))
+    assert [row["id"] for row in exactly] == ["dd-test-00002-t06"]
+    sr = pipeline.rows(parse_config("sr_2"))
+    assert {row["id"] for row in sr} == {"dd-test-00000-t02", "dd-test-00001-t02", "dd-test-00002-t02"}
+    assert all(row == source[row["id"]] for row in sr)
+    assert all(row["deleted_turns"] == [] for row in sr)
+
+
+def test_importance_configs_reuse_the_uw_replacement_with_a_bucket_selector():
+    pipeline = shifts()
+
+    def scorer(contexts):
+        """A fake attention that spreads the replaceable words evenly over the importance ranking."""
+        scores = []
+        for context in contexts:
+            flat = [(t, i) for t, turn in enumerate(context) for i in range(len(turn))]
+            good = [(t, i) for t, i in flat if is_word(context[t][i]) and pipeline.synonyms.replaceable(context[t][i])]
+            ranks = {position: (k * 2 + 1) * len(flat) // (2 * len(good)) for k, position in enumerate(good)}
+            free = iter(sorted(set(range(len(flat))) - set(ranks.values())))
+            ranks.update({position: next(free) for position in flat if position not in ranks})
+            scores.append([[float(ranks[(t, i)]) for i in range(len(turn))] for t, turn in enumerate(context)])
+        return scores
+
+    with pytest.raises(DialshiftError, match="importance-model"):
+        pipeline.rows(parse_config("uw_imp_1"))
+    pipeline.set_importance("test", scorer)
+    per_bucket = [pipeline.rows(parse_config(f"uw_imp_{b}")) for b in range(1, 6)]
+    ids = [[row["id"] for row in rows] for rows in per_bucket]
+    assert all(bucket_ids == ids[0] for bucket_ids in ids)  # one instance set for all five buckets
+    source = {row["id"]: row for row in pipeline.source_rows("test")}
+    assert ids[0]
+    for b, rows in enumerate(per_bucket, start=1):
+        for row in rows:
+            context = [tokenize(turn) for turn in source[row["id"]]["context"]]
+            buckets = importance_buckets(scorer([context])[0])
+            assert row["replacements"]
+            for item in row["replacements"]:
+                assert buckets[item["turn"]][item["index"]] == b
+                assert item["replacement"].lower() == pipeline.synonyms.best(item["original"]).lower()
+            replaceable_in_bucket = [(t, i) for t, turn in enumerate(context) for i, token in enumerate(turn)
+                                     if buckets[t][i] == b and is_word(token) and pipeline.synonyms.replaceable(token)]
+            assert [(item["turn"], item["index"]) for item in row["replacements"]] == replaceable_in_bucket
+    with pytest.raises(DialshiftError, match="shape"):
+        pipeline.set_importance("test", lambda contexts: [[[0.0]]])
