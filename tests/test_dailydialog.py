@@ -1,0 +1,248 @@
+"""DailyDialog reader (fixtures and the real release) and the family build (real data, marked ``data``)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dialshift.errors import DialshiftError, SourceError
+from dialshift.registry import BuildContext, get_family
+from dialshift.sources.dailydialog import SOURCE, _repair, read_split
+
+# --- reader on fixtures -----------------------------------------------------------------------------------------
+
+
+def write_split(root: Path, split: str, text: list[str], acts: list[str], emotions: list[str] | None = None) -> Path:
+    folder = root / "dailydialog" / split
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"dialogues_{split}.txt").write_text("".join(line + "\n" for line in text), encoding="utf-8")
+    (folder / f"dialogues_act_{split}.txt").write_text("".join(line + "\n" for line in acts), encoding="utf-8")
+    emotions = emotions if emotions is not None else [" ".join("0" for _ in line.split()) for line in acts]
+    (folder / f"dialogues_emotion_{split}.txt").write_text("".join(line + "\n" for line in emotions),
+                                                           encoding="utf-8")
+    return folder
+
+
+def test_reader_splits_utterances_and_labels(tmp_path):
+    text = ["Hi , Tom . __eou__ Hello ! __eou__", "How are you ? __eou__ Fine . __eou__ Good . __eou__"]
+    write_split(tmp_path, "test", text, ["1 1 ", "2 1 1 "], ["4 0 ", "0 0 6 "])
+    dialogues = read_split(tmp_path, "test")
+    assert [d.id for d in dialogues] == ["dd-test-00000", "dd-test-00001"]
+    assert dialogues[1].turns == ("How are you ?", "Fine .", "Good .")
+    assert dialogues[1].acts == (2, 1, 1) and dialogues[1].emotions == (0, 0, 6) and dialogues[0].repaired == ""
+
+
+@pytest.mark.parametrize("text, acts, message, line", [
+    (["Hi . __eou__ Yo . __eou__", "Hi . __eou__ Yo ."], ["1 1", "1 1"], "does not end with __eou__", 2),
+    (["Hi . __eou__ __eou__ Yo . __eou__"], ["1 1 1"], "empty utterance", 1),
+    (["Hi . __eou__ Yo . __eou__"], ["1 1 1"], "3 labels for 2 utterances", 1),
+    (["Hi . __eou__ Yo . __eou__"], ["1 x"], "labels must be integers", 1),
+    (["Hi . __eou__ Yo . __eou__"], ["1 7"], "label 7 is not one of", 1),
+])
+def test_corrupt_lines_name_file_and_line(tmp_path, text, acts, message, line):
+    write_split(tmp_path, "test", text, acts)
+    with pytest.raises(SourceError, match=message) as error:
+        read_split(tmp_path, "test")
+    assert error.value.line == line and "\n" not in str(error.value)
+
+
+def test_missing_or_short_files_are_named(tmp_path):
+    folder = write_split(tmp_path, "test", ["Hi . __eou__ Yo . __eou__"] * 2, ["1 1"])
+    with pytest.raises(SourceError, match="dialogues_act_test.txt"):
+        read_split(tmp_path, "test")
+    (folder / "dialogues_emotion_test.txt").unlink()
+    with pytest.raises(SourceError, match="dialogues_emotion_test.txt"):
+        read_split(tmp_path, "test")
+
+
+def test_official_counts_are_checked(tmp_path):
+    for split in ("train", "validation", "test"):
+        write_split(tmp_path, split, ["Hi . __eou__ Yo . __eou__"], ["1 1"])
+    with pytest.raises(SourceError, match="11,118"):
+        SOURCE.load(tmp_path)
+
+
+def test_known_defect_is_repaired_only_where_the_text_matches(tmp_path):
+    turns = ["Sam , can we stop ?", "Do you ?", "Yes .", "What happened ?", "I left it at my parent's house , ok .",
+             "I've been using Jim's old bike .", "Let's go then ."]
+    repaired, note = _repair("train", 7852, tmp_path, turns)
+    assert len(repaired) == 6
+    assert repaired[4] == "I left it at my parent's house , ok . I've been using Jim's old bike ."
+    assert "7,852" in note
+    assert _repair("train", 7851, tmp_path, turns) == (turns, "")
+    with pytest.raises(SourceError, match="known defect"):
+        _repair("train", 7852, tmp_path, turns[:4] + ["Something else .", "More ."])
+
+
+# --- the real release -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.data
+def test_real_release_counts_and_defect(raw_data_dir):
+    dialogues = SOURCE.load(raw_data_dir)
+    assert {split: len(items) for split, items in dialogues.items()} == {"train": 11118, "validation": 1000,
+                                                                         "test": 1000}
+    assert sum(len(d.turns) for d in dialogues["test"]) == 7740
+    defect = dialogues["train"][7851]
+    assert len(defect.turns) == len(defect.acts) == 11 and defect.repaired
+    assert [d.id for d in dialogues["train"] if d.repaired] == ["dd-train-07851"]
+
+
+# --- the family on real data ------------------------------------------------------------------------------------
+
+CONFIGS = ["source", "uw_0.30", "kw_0.30", "uw_0.50", "ic_0of6", "ic_5of6", "sr_6", "sr_1"]
+
+
+@pytest.fixture(scope="module")
+def built(raw_data_dir):
+    pytest.importorskip("nltk")
+    if not Path("/usr/share/wordnet/data.noun").is_file():
+        pytest.skip("wordnet-base not installed")
+    family = get_family("dailydialog")
+    context = BuildContext(data_dir=raw_data_dir, num_proc=2, progress=False, options={"config": CONFIGS})
+    return family.build(CONFIGS, context)
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_real_build_counts(built):
+    assert {split: len(data) for split, data in built["source"].items()} == {"train": 76052, "validation": 7069,
+                                                                             "test": 6740}
+    assert len(built["ic_0of6"]["test"]) == len(built["ic_5of6"]["test"]) == 2472
+    assert len(built["sr_6"]["test"]) == 534 and len(built["sr_1"]["test"]) == 1000
+    assert len(built["uw_0.30"]["test"]) == len(built["kw_0.30"]["test"]) > len(built["uw_0.50"]["test"]) > 1500
+    assert list(built["uw_0.30"]) == ["test"]
+    ic = built["ic_5of6"]["test"][0]
+    assert ic["context_turns"] == 1 and len(ic["deleted_turns"]) == 5
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_dir):
+    from dialshift.shifts.words import tokenize
+    from dialshift.wordnet import load_wordnet
+
+    train = {token.lower() for d in SOURCE.load(raw_data_dir)["train"] for turn in d.turns for token in tokenize(turn)}
+    wordnet = load_wordnet()
+    source = {row["id"]: row for row in built["source"]["test"]}
+    lemmas_of = {}
+    checked = 0
+    for name in ("uw_0.30", "uw_0.50"):
+        for row in built[name]["test"]:
+            original = source[row["id"]]
+            assert (row["candidates"], row["label"]) == (original["candidates"], original["label"])
+            for item in row["replacements"]:
+                replacement = item["replacement"]
+                assert replacement.lower() not in train
+                word = item["original"].lower()
+                if word not in lemmas_of:
+                    lemmas_of[word] = {lemma.lower() for s in wordnet.synsets(word) for lemma in s.lemma_names()}
+                assert replacement.lower() in lemmas_of[word]
+                assert tokenize(original["context"][item["turn"]])[item["index"]] == item["original"]
+                assert tokenize(row["context"][item["turn"]])[item["index"]] == replacement
+                checked += 1
+    assert checked > 100_000
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_rebuild_is_byte_identical_whatever_num_proc(built, raw_data_dir, tmp_path):
+    from dialshift.hub import write_hub_folder
+
+    names = ["source", "uw_0.30", "kw_0.30", "ic_5of6"]
+    family = get_family("dailydialog")
+    again = family.build(names, BuildContext(data_dir=raw_data_dir, num_proc=1, progress=False,
+                                             options={"config": names}))
+    write_hub_folder(tmp_path / "a", {name: built[name] for name in names}, [], progress=False)
+    write_hub_folder(tmp_path / "b", again, [], progress=False)
+    files = sorted(path.relative_to(tmp_path / "a") for path in (tmp_path / "a").rglob("*.parquet"))
+    assert len(files) == 6
+    for file in files:
+        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes(), file
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_real_shift_does_not_change_when_other_instances_are_removed(built, raw_data_dir):
+    from dialshift.shifts.dailydialog import DailyDialogShifts, parse_config
+    from dialshift.wordnet import load_wordnet
+
+    dialogues = SOURCE.load(raw_data_dir)
+    dialogues["test"] = dialogues["test"][::3]
+    subset = DailyDialogShifts(dialogues, load_wordnet()).rows(parse_config("uw_0.30"))
+    full = {row["id"]: row for row in built["uw_0.30"]["test"]}
+    assert len(subset) > 1500
+    for row in subset:
+        assert row["replacements"] == full[row["id"]]["replacements"]
+        assert row["context"] == full[row["id"]]["context"]
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_importance_configs_with_a_fake_scorer(raw_data_dir):
+    family = get_family("dailydialog")
+
+    def scorer(contexts):  # importance = position in the context (later tokens matter more)
+        return [[[float(t * 1000 + i) for i in range(len(turn))] for t, turn in enumerate(context)]
+                for context in contexts]
+
+    names = [f"uw_imp_{b}" for b in range(1, 6)]
+    built = family.build(names, BuildContext(data_dir=raw_data_dir, progress=False,
+                                             options={"importance_scorer": scorer, "config": names}))
+    counts = {len(built[name]["test"]) for name in names}
+    assert len(counts) == 1 and counts.pop() > 4000
+    means = [sum(len(r) for r in built[name]["test"]["replacements"]) / len(built[name]["test"]) for name in names]
+    assert all(1 <= mean <= 20 for mean in means)
+    assert "custom scorer" in family.card_section(built, BuildContext(data_dir=raw_data_dir))
+
+
+# --- bad input --------------------------------------------------------------------------------------------------
+
+
+def test_importance_configs_need_a_model(capsys):
+    family = get_family("dailydialog")
+    names = ["source", "uw_imp_1", "uw_imp_2"]
+    plain = BuildContext(data_dir=Path("."), options={})
+    assert family._selected(names, plain) == ["source"]
+    assert "skipping uw_imp_1, uw_imp_2" in capsys.readouterr().out
+    with pytest.raises(DialshiftError, match="--importance-model"):
+        family._selected(names, BuildContext(data_dir=Path("."), options={"config": ["uw_imp_*"]}))
+
+
+@pytest.mark.parametrize("name", ["uw_1.5", "uw_0", "kw_x", "ic_7of6", "nonsense"])
+def test_bad_config_names_fail_before_any_work(name, tmp_path):
+    with pytest.raises(DialshiftError):
+        get_family("dailydialog").build([name], BuildContext(data_dir=tmp_path, options={"config": [name]}))
+
+
+@pytest.mark.data
+def test_missing_split_is_a_one_line_error(raw_data_dir, tmp_path):
+    for split in ("train", "validation"):
+        (tmp_path / "dailydialog").mkdir(exist_ok=True)
+        (tmp_path / "dailydialog" / split).symlink_to(raw_data_dir / "dailydialog" / split)
+    with pytest.raises(SourceError) as error:
+        get_family("dailydialog").build(["ic_0of6"], BuildContext(data_dir=tmp_path, progress=False))
+    assert "dialogues_test.txt" in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.data
+def test_missing_wordnet_is_a_one_line_error(raw_data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALSHIFT_WORDNET_DIR", str(tmp_path / "no-wordnet"))
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(DialshiftError, match="apt-get install") as error:
+        get_family("dailydialog").build(["uw_0.10"], BuildContext(data_dir=raw_data_dir, progress=False))
+    assert "\n" not in str(error.value)
+
+
+def test_cli_explicit_importance_config_without_model_is_a_one_line_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "dialshift", "build", "--family", "dailydialog", "--config",
+                             "uw_imp_*", "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "--importance-model" in result.stderr and len(result.stderr.strip().splitlines()) == 1
