@@ -220,6 +220,7 @@ def train(args) -> int:
         for step in range(state["step_in_epoch"], steps_per_epoch):
             started = time.perf_counter()
             rows = order[step * args.batch_size : (step + 1) * args.batch_size]
+            rows = rows[accelerator.process_index :: accelerator.num_processes]  # multi-GPU: split the batch
             pairs = [(contexts[r], pool[i]) for r in rows for i in (gold[r], *negatives[r])]
             model.train()
             logits = forward_by_length(model, encoder, pairs, args.train_chunk_size, accelerator.device)

@@ -52,12 +52,11 @@ def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0):
     from transformers.utils import logging as hf_logging
 
     source = str(minilm_path()) if name in (DEFAULT_MODEL, TINY_MODEL) else name
-    if name not in (DEFAULT_MODEL, TINY_MODEL) and not Path(name).exists() and "/" not in name:
-        raise DialshiftError(f"--model {name!r}: not 'minilm', 'tiny', an existing folder or a Hub id (owner/name)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)
     except OSError as error:
-        raise DialshiftError(f"--model {name!r}: cannot load a tokenizer ({str(error).splitlines()[0]})") from error
+        raise DialshiftError(f"--model {name!r}: not 'minilm', 'tiny', a model folder or a reachable Hub id "
+                             f"({str(error).splitlines()[0]})") from error
     torch.manual_seed(seed)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected for a new ranker head
