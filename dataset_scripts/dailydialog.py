@@ -5,6 +5,7 @@ card section; the transformations themselves live in :mod:`dialshift.shifts` (pi
 :mod:`dialshift.shifts.dailydialog`).
 """
 
+import fnmatch
 import hashlib
 import multiprocessing
 import string
@@ -139,7 +140,7 @@ class DailyDialogFamily(Family):
     def describe(name: str) -> str:
         spec = parse_config(name)
         if spec.kind in ("uw", "kw"):
-            return DESCRIPTIONS[spec.kind].format(pct=round(spec.value * 100, 2), ratio=f"{spec.value:.2f}")
+            return DESCRIPTIONS[spec.kind].format(pct=f"{spec.value * 100:g}", ratio=f"{spec.value:.2f}")
         return DESCRIPTIONS[spec.kind].format(value=spec.value)
 
     def optional(self, config_name: str) -> bool:
@@ -159,7 +160,7 @@ class DailyDialogFamily(Family):
         parser.add_argument("--uw-rounding", choices=sorted(ROUNDING), default="floor",
                             help="targets per instance = floor or round of ratio x context tokens")
         parser.add_argument("--uw-case-sensitive-vocab", action="store_true",
-                            help="rule 3 checks the training vocabulary case-sensitively (default: case-folded)")
+                            help="check rule 3 (not a training word) case-sensitively instead of case-folded")
         parser.add_argument("--ic-selection", choices=IC_SELECTIONS, default="at_least",
                             help="IC instances: contexts of at least 6 turns (last 6 used; the paper's count) or "
                                  "exactly 6")
@@ -182,13 +183,16 @@ class DailyDialogFamily(Family):
         )
 
     def _selected(self, names: list[str], context: BuildContext) -> list[str]:
-        """Drop uw_imp_* from a plain build without --importance-model (with a note); error when asked for."""
+        """Without --importance-model, drop uw_imp_* with a printed note, unless a --config pattern asked for
+        importance configs only (e.g. ``'uw_imp_*'``, ``uw_imp_3``): that is a one-line error."""
         wanted = [name for name in names if parse_config(name).kind == "uw_imp"]
         if not wanted or context.options.get("importance_model") or context.options.get("importance_scorer"):
             return names
-        if context.options.get("config"):
-            raise DialshiftError(f"{wanted[0]} needs a fine-tuned ranker: pass --importance-model DIR "
-                                 "(train one with trainers/ranker.py)")
+        for pattern in context.options.get("config") or []:
+            matched = [name for name in config_names() if fnmatch.fnmatchcase(name, pattern)]
+            if matched and all(parse_config(name).kind == "uw_imp" for name in matched):
+                raise DialshiftError(f"{pattern} needs a fine-tuned ranker: pass --importance-model DIR "
+                                     "(train one with trainers/ranker.py)")
         print(f"note: skipping {', '.join(wanted)} (word importance needs --importance-model DIR)")
         return [name for name in names if name not in wanted]
 

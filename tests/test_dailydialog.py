@@ -212,7 +212,9 @@ def test_importance_configs_need_a_model(capsys):
     assert family._selected(names, plain) == ["source"]
     assert "skipping uw_imp_1, uw_imp_2" in capsys.readouterr().out
     with pytest.raises(DialshiftError, match="--importance-model"):
-        family._selected(names, BuildContext(data_dir=Path("."), options={"config": ["uw_imp_*"]}))
+        family._selected(names, BuildContext(data_dir=Path("."), options={"config": ["source", "uw_imp_*"]}))
+    broad = BuildContext(data_dir=Path("."), options={"config": ["uw_*"]})  # also matches uw_0.05 ... uw_0.50
+    assert family._selected(["uw_0.05", "uw_imp_1"], broad) == ["uw_0.05"]
 
 
 @pytest.mark.parametrize("name", ["uw_1.5", "uw_0", "kw_x", "ic_7of6", "nonsense"])
