@@ -109,6 +109,8 @@ class ShiftOptions:
 
 
 class DailyDialogShifts:
+    """The tables every config shares (vocabulary, synonyms, known words, tokens, source rows) and the rows of each."""
+
     def __init__(self, dialogues: dict, wordnet, options: ShiftOptions = ShiftOptions()):
         for split in ("train", "test"):
             if split not in dialogues:
@@ -177,7 +179,7 @@ class DailyDialogShifts:
 
     def _replacer(self, spec: ConfigSpec, uid: str) -> Callable[[str], str]:
         if spec.kind == "kw":
-            rng = instance_rng(self.options.seed, spec.name, uid)
+            rng = instance_rng(self.options.seed, ratio_name("kw", spec.value), uid)
             return lambda word: self.known.choose(word, rng)
         return self.synonyms.replace
 
