@@ -1,6 +1,6 @@
 """DailyDialog shift family (Lee et al., 2022): ``source``, ``uw_*``, ``kw_*``, ``uw_imp_*``, ``ic_*``, ``sr_*``.
 
-Declares the configs, the shared features (``/work/notes/schema.md``), the build options, the statistics and the
+Declares the configs, the shared features (the *Fields* part of ``hub_cards/dailydialog.md``), the build options, the statistics and the
 card section; the transformations themselves live in :mod:`dialshift.shifts` (pipeline:
 :mod:`dialshift.shifts.dailydialog`).
 """
@@ -68,7 +68,7 @@ DESCRIPTIONS = {
 
 
 def features():
-    """The features every DailyDialog config shares (``notes/schema.md``)."""
+    """The features every DailyDialog config shares (described in ``hub_cards/dailydialog.md``)."""
     from datasets import Features, List, Value
 
     return Features({

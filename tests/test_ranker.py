@@ -14,7 +14,7 @@ WORDS = ("good morning how are you today fine thanks what about dinner tonight s
 
 
 def ranking_split(split: str, dialogues: int, seed: int, turns: int = 4):
-    """DailyDialog ranking instances in the schema of notes/schema.md, made of random words."""
+    """DailyDialog ranking instances with the DailyDialog family's features, made of random words."""
     import datasets
 
     rng = np.random.default_rng(seed)
