@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -113,7 +114,9 @@ def _load(wordnet_dir, cache):
     nltk_data = prepare_wordnet(wordnet_dir, cache)
     if str(nltk_data) not in nltk.data.path:
         nltk.data.path.insert(0, str(nltk_data))
-    return WordNetCorpusReader(str(nltk_data / "corpora" / "wordnet"), None)
+    with warnings.catch_warnings():  # Open Multilingual Wordnet is not needed: English synonyms only
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(str(nltk_data / "corpora" / "wordnet"), None)
 
 
 def load_wordnet(wordnet_dir=None, cache=None):
