@@ -1,7 +1,7 @@
 """DailyDialog shift family (Lee et al., 2022): ``source``, ``uw_*``, ``kw_*``, ``uw_imp_*``, ``ic_*``, ``sr_*``.
 
-Declares the configs, the shared features (the *Fields* part of ``hub_cards/dailydialog.md``), the build options, the statistics and the
-card section; the transformations themselves live in :mod:`dialshift.shifts` (pipeline:
+Declares the configs, the shared features (the *Fields* part of ``hub_cards/dailydialog.md``), the build
+options, the statistics and the card section; the transformations themselves live in :mod:`dialshift.shifts` (pipeline:
 :mod:`dialshift.shifts.dailydialog`).
 """
 

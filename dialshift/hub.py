@@ -154,7 +154,8 @@ def render_card(configs: dict, cards: list[FamilyCard], *, folder: Path, pretty_
         }
         split_dict = SplitDict()
         for split in sorted(splits):
-            split_dict.add(SplitInfo(name=split, num_bytes=_arrow_nbytes(folder / name / parquet_name(split)), num_examples=len(splits[split])))
+            num_bytes = _arrow_nbytes(folder / name / parquet_name(split))
+            split_dict.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=len(splits[split])))
         first = splits[sorted(splits)[0]]
         infos[name] = DatasetInfo(features=first.features, splits=split_dict, config_name=name)
     metadata.to_dataset_card_data(card_data)

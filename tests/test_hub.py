@@ -21,7 +21,8 @@ def make_configs():
 
     def split(n, prefix):
         return datasets.Dataset.from_dict(
-            {"id": [f"{prefix}-{i}" for i in range(n)], "context": [["a"] * i for i in range(n)], "label": list(range(n))},
+            {"id": [f"{prefix}-{i}" for i in range(n)], "context": [["a"] * i for i in range(n)],
+             "label": list(range(n))},
             features=features,
         )
 
