@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import trainers.ranker as trainer
+
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ("good morning how are you today fine thanks what about dinner tonight sure pizza sounds great see "
          "later the weather is nice lets go to the park i need a new coat this one costs fifty dollars").split()
@@ -62,13 +64,13 @@ def shifted(test, name: str, seed: int):
 
 
 def make_dataset_folder(path: Path) -> Path:
-    """A Hub folder (via dialshift.hub) with ``source`` (train/validation/test) and a few shifted test configs."""
+    """A Hub folder (via dialshift.hub) with ``dailydialog`` (train/validation/test) and a few shifted test configs."""
     import datasets
 
     from dialshift.hub import write_hub_folder
 
     test = ranking_split("test", 6, 3)
-    configs = {"source": datasets.DatasetDict({"train": ranking_split("train", 16, 1),
+    configs = {"dailydialog": datasets.DatasetDict({"train": ranking_split("train", 16, 1),
                                                "validation": ranking_split("validation", 6, 2), "test": test})}
     for i, name in enumerate(["uw_0.10", "uw_0.20", "kw_0.10", "kw_0.20", "ic_0of6", "ic_1of6"]):
         configs[name] = datasets.DatasetDict({"test": shifted(test, name, i)})
@@ -78,11 +80,6 @@ def make_dataset_folder(path: Path) -> Path:
 
 
 def run_trainer(*args: str) -> int:
-    sys.path.insert(0, str(ROOT / "trainers"))
-    try:
-        import ranker as trainer
-    finally:
-        sys.path.pop(0)
     return trainer.main([*args, "--no-progress"])
 
 
@@ -104,6 +101,11 @@ def test_trained_folder_is_a_self_describing_ranker(tiny_ranker):
 
     ranker = load_ranker(tiny_ranker)
     meta = ranker.meta
+    assert meta["task"] == "ranking" and meta["model_class"].endswith("BertForSequenceClassification")
+    assert type(ranker.model).__name__ == "BertForSequenceClassification" and not ranker.model.training
+    assert meta["backbone"] == "tiny-bert-random" and meta["training"]["config"] == "dailydialog"
+    assert meta["training"]["learning_rate"] == 1e-3 and meta["versions"]["torch"]
+    assert meta["validation"]["recall@1"] == max(h["validation_recall@1"] for h in meta["history"])
     assert meta["max_length"] == 64 and meta["seed"] == 0 and meta["separator"] == "[SEP]"
     assert meta["train_instances"] == 48 and meta["steps"] == 12  # 16 dialogues x 3 responses, batch 4, 1 epoch
     assert meta["temperature"] > 0 and np.isfinite(meta["temperature"])
@@ -128,18 +130,44 @@ def test_encoder_truncates_the_oldest_turn():
     assert "one" not in tokens  # the oldest turn is cut first
 
 
-def test_negatives_are_distinct_and_never_gold():
-    sys.path.insert(0, str(ROOT / "trainers"))
-    import ranker as trainer
+def test_legacy_ranker_folder_still_loads(tiny_ranker, tmp_path):
+    """Folders of the first trainer hold dialshift_ranker.json (format dialshift-ranker/1, no task or model class)."""
+    import shutil
 
-    sys.path.pop(0)
+    from dialshift.models.ranker import load_ranker
+
+    legacy = tmp_path / "legacy"
+    shutil.copytree(tiny_ranker, legacy)
+    meta = json.loads((legacy / "dialshift_model.json").read_text())
+    for key in ("task", "model_class", "format"):
+        meta.pop(key)
+    (legacy / "dialshift_ranker.json").write_text(json.dumps({"format": "dialshift-ranker/1", **meta}))
+    (legacy / "dialshift_model.json").unlink()
+    ranker = load_ranker(legacy)
+    assert ranker.meta["task"] == "ranking" and ranker.temperature == meta["temperature"]
+    assert type(ranker.model).__name__ == "BertForSequenceClassification"
+
+
+def test_a_folder_of_another_task_is_not_a_ranker(tmp_path):
+    from dialshift.errors import DialshiftError
+    from dialshift.models.ranker import read_ranker_meta
+    from dialshift.training import write_model_meta
+
+    write_model_meta(tmp_path, {"task": "intent_classification", "model_class": "x.Y", "max_length": 8})
+    with pytest.raises(DialshiftError, match="not 'ranking'"):
+        read_ranker_meta(tmp_path)
+
+
+def test_negatives_are_distinct_and_never_gold():
+    from dialshift.training import epoch_rng
+
     gold = np.arange(200) % 15
-    order, negatives = trainer.epoch_plan(200, gold, 15, 9, seed=3, epoch=0)
+    order, negatives = trainer.epoch_plan(gold, 15, 9, epoch_rng(3, 0))
     assert sorted(order) == list(range(200)) and negatives.shape == (200, 9)
     assert not (negatives == gold[:, None]).any()
     assert all(len(set(row)) == 9 for row in negatives)
-    again = trainer.epoch_plan(200, gold, 15, 9, seed=3, epoch=0)
-    other = trainer.epoch_plan(200, gold, 15, 9, seed=3, epoch=1)
+    again = trainer.epoch_plan(gold, 15, 9, epoch_rng(3, 0))
+    other = trainer.epoch_plan(gold, 15, 9, epoch_rng(3, 1))
     assert (again[1] == negatives).all() and not (other[1] == negatives).all()
 
 
@@ -155,8 +183,8 @@ def test_resume_from_checkpoint_matches_uninterrupted_run(dataset_folder, tmp_pa
     a = load_file(tmp_path / "full" / "model.safetensors")
     b = load_file(resumed / "model.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
-    meta_a = json.loads((tmp_path / "full" / "dialshift_ranker.json").read_text())
-    meta_b = json.loads((resumed / "dialshift_ranker.json").read_text())
+    meta_a = json.loads((tmp_path / "full" / "dialshift_model.json").read_text())
+    meta_b = json.loads((resumed / "dialshift_model.json").read_text())
     assert meta_a["temperature"] == meta_b["temperature"] and meta_a["steps"] == meta_b["steps"] == 5
     logits = [np.load(folder / "validation_logits.npy") for folder in (tmp_path / "full", resumed)]
     assert np.array_equal(*logits)
@@ -167,6 +195,13 @@ def test_trainer_bad_input_is_one_line(tmp_path, capsys):
     assert run_trainer("--dataset", missing, "--output-dir", str(tmp_path / "o"), "--model", "tiny") == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "does not exist" in err
+
+
+def test_trainer_names_a_missing_config(dataset_folder, tmp_path, capsys):
+    assert run_trainer("--dataset", str(dataset_folder), "--output-dir", str(tmp_path / "o"), "--model", "tiny",
+                       "--config", "source") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no 'source' config" in err and "dailydialog" in err
 
 
 def test_fit_temperature_recovers_a_known_temperature():

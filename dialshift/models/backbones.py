@@ -6,8 +6,9 @@
 * ``tiny``: a randomly initialised 2-layer BERT (hidden 128, 2 heads) with the MiniLM tokenizer, for tests;
 * any local folder or Hub id that ``transformers`` can load (Hub ids need network access).
 
-The ranker head is ``AutoModelForSequenceClassification`` with one label: BERT's pooled ``[CLS]`` (dense + tanh),
-dropout and a linear layer, i.e. ``f(C, r) = FFN(BERT_CLS(concat(C, r)))`` of Lee et al. §3.2.
+The head is ``AutoModelForSequenceClassification`` (or another ``transformers`` auto class) with ``num_labels``
+outputs. For the ranker (one label) that is BERT's pooled ``[CLS]`` (dense + tanh), dropout and a linear layer, i.e.
+``f(C, r) = FFN(BERT_CLS(concat(C, r)))`` of Lee et al. §3.2.
 """
 
 from pathlib import Path
@@ -27,7 +28,7 @@ def minilm_path() -> Path:
     return Path(get_model_path())
 
 
-def tiny_config(vocab_size: int):
+def tiny_config(vocab_size: int, num_labels: int = 1):
     from transformers import BertConfig
 
     return BertConfig(
@@ -37,19 +38,22 @@ def tiny_config(vocab_size: int):
         num_attention_heads=2,
         intermediate_size=256,
         max_position_embeddings=512,
-        num_labels=1,
+        num_labels=num_labels,
     )
 
 
-def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0):
-    """Return ``(model, tokenizer, resolved_name)`` for a new ranker built on backbone ``name``.
+def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0, num_labels: int = 1, auto_class=None):
+    """Return ``(model, tokenizer, resolved_name)`` for a new model built on backbone ``name``.
 
-    The classification head (and, for ``tiny``, the whole model) is initialised under ``torch.manual_seed(seed)``,
-    so two rankers with the same backbone and seed start from the same weights.
+    ``auto_class`` (default ``AutoModelForSequenceClassification``) picks the head, with ``num_labels`` outputs
+    (1: a ranker's score). The head (and, for ``tiny``, the whole model) is initialised under
+    ``torch.manual_seed(seed)``, so two models with the same backbone and seed start from the same weights.
     """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
+
+    auto_class = auto_class or AutoModelForSequenceClassification
 
     source = str(minilm_path()) if name in (DEFAULT_MODEL, TINY_MODEL) else name
     try:
@@ -59,12 +63,12 @@ def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0):
                              f"({str(error).splitlines()[0]})") from error
     torch.manual_seed(seed)
     verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected for a new ranker head
+    hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected for a new head
     try:
         if name == TINY_MODEL:
-            model = AutoModelForSequenceClassification.from_config(tiny_config(len(tokenizer)))
+            model = auto_class.from_config(tiny_config(len(tokenizer), num_labels))
         else:
-            model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=1)
+            model = auto_class.from_pretrained(source, num_labels=num_labels)
     except OSError as error:
         raise DialshiftError(f"--model {name!r}: cannot load the model ({str(error).splitlines()[0]})") from error
     finally:

@@ -5,20 +5,22 @@ tokenizer's separator token, then the candidate response as the second segment (
 than ``max_length`` the candidate keeps at most ``max_length // 2`` tokens (its beginning) and the context keeps its
 most recent tokens: it is truncated from the oldest turn.
 
-A ranker folder holds ``save_pretrained`` output of the model and tokenizer plus ``dialshift_ranker.json``
-(format, backbone, separator, max length, training arguments, seed, validation metrics, fitted temperature); the file
-is written last, so a folder without it is not (yet) a ranker.
+A ranker folder is a model folder of task ``ranking`` (:mod:`dialshift.training.metadata`): ``save_pretrained``
+output of the model and tokenizer plus ``dialshift_model.json`` (task, model class, backbone, separator, max length,
+training arguments, seed, validation metrics, fitted temperature), written last, so a folder without it is not (yet)
+a ranker. Folders of the first trainer, with ``dialshift_ranker.json`` instead, still load.
 """
 
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from dialshift.errors import DialshiftError
+from dialshift.io import write_json_atomic  # noqa: F401  (re-exported for modules not yet on dialshift.io)
+from dialshift.training.batching import pad_batch, sorted_batches
+from dialshift.training.metadata import MODEL_FILE, class_path, import_class, read_model_meta, write_model_meta
 
-RANKER_FILE = "dialshift_ranker.json"
-RANKER_FORMAT = "dialshift-ranker/1"
+TASK = "ranking"
+RANKER_FILE = MODEL_FILE
 
 
 class PairEncoder:
@@ -63,22 +65,18 @@ class PairEncoder:
 
     def collate(self, encoded):
         """Pad a list of :meth:`encode` results into a batch of tensors."""
-        import torch
+        return pad_batch([ids for ids, _ in encoded], self.pad_id, [first for _, first in encoded])
 
-        width = max(len(ids) for ids, _ in encoded)
-        input_ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
-        token_type_ids = torch.zeros((len(encoded), width), dtype=torch.long)
-        attention_mask = torch.zeros((len(encoded), width), dtype=torch.long)
-        for row, (ids, first) in enumerate(encoded):
-            input_ids[row, : len(ids)] = torch.tensor(ids)
-            token_type_ids[row, first : len(ids)] = 1
-            attention_mask[row, : len(ids)] = 1
-        return {"input_ids": input_ids, "token_type_ids": token_type_ids, "attention_mask": attention_mask}
+    def sorted_batches(self, encoded, batch_size: int):
+        """``(rows, batch)`` over :meth:`encode` results in length-sorted batches of ``batch_size`` (less padding);
+        ``rows`` are the positions in ``encoded`` (write results back with ``out[rows] = ...``)."""
+        for rows in sorted_batches([len(ids) for ids, _ in encoded], batch_size):
+            yield rows, self.collate([encoded[r] for r in rows])
 
 
 @dataclass
 class Ranker:
-    """A loaded ranker: model (in eval mode), tokenizer, its ``dialshift_ranker.json`` and a pair encoder."""
+    """A loaded ranker: model (in eval mode), tokenizer, its folder metadata and a pair encoder."""
 
     path: Path
     model: object
@@ -96,55 +94,40 @@ class Ranker:
         return self.meta.get("temperature")
 
 
-def write_json_atomic(path: Path, data) -> None:
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
-
 def save_ranker(path, model, tokenizer, meta: dict) -> Path:
     """Save a ranker folder; ``meta`` must hold at least ``max_length`` and ``backbone``."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
-    return write_ranker_meta(path, meta)
+    return write_ranker_meta(path, {"model_class": class_path(model), **meta})
 
 
 def write_ranker_meta(path, meta: dict) -> Path:
-    """Write ``dialshift_ranker.json`` (last: it is what makes a folder a ranker)."""
+    """Write the folder's metadata as a ranker's (task ``ranking``; last: it is what makes a folder a ranker)."""
     if "max_length" not in meta:
         raise ValueError("ranker metadata needs max_length")
-    write_json_atomic(Path(path) / RANKER_FILE, {"format": RANKER_FORMAT, **meta})
-    return Path(path)
+    return write_model_meta(path, {**meta, "task": TASK})
 
 
 def read_ranker_meta(path) -> dict:
-    """The ``dialshift_ranker.json`` of a ranker folder, or a one-line :class:`DialshiftError`."""
-    path = Path(path)
-    if not path.is_dir():
-        raise DialshiftError(f"{path}: model directory does not exist (train one with trainers/ranker.py)")
-    meta_file = path / RANKER_FILE
-    if not meta_file.is_file():
-        raise DialshiftError(f"{path}: not a dialshift ranker (no {RANKER_FILE}; train one with trainers/ranker.py)")
-    try:
-        meta = json.loads(meta_file.read_text())
-    except json.JSONDecodeError as error:
-        raise DialshiftError(f"{meta_file}: not valid JSON ({error})") from error
-    if meta.get("format") != RANKER_FORMAT or "max_length" not in meta:
-        raise DialshiftError(f"{meta_file}: unknown ranker format {meta.get('format')!r} (expected {RANKER_FORMAT})")
+    """The metadata of a ranker folder (new or legacy format), or a one-line :class:`DialshiftError`."""
+    meta = read_model_meta(path, task=TASK)
+    if "max_length" not in meta:
+        raise DialshiftError(f"{path}: the ranker metadata has no max_length (retrain it with trainers/ranker.py)")
     return meta
 
 
 def load_ranker(path, device=None, attn_implementation: str | None = None) -> Ranker:
-    """Load a ranker folder written by :func:`save_ranker` (model in eval mode, on ``device``)."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    """Load a ranker folder (model in eval mode, on ``device``) with the model class its metadata records."""
+    from transformers import AutoTokenizer
 
     meta = read_ranker_meta(path)
+    model_class = import_class(meta["model_class"])
     kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForSequenceClassification.from_pretrained(path, **kwargs)
+        model = model_class.from_pretrained(path, **kwargs)
     except (OSError, ValueError) as error:
         raise DialshiftError(f"{path}: cannot load the ranker weights ({str(error).splitlines()[0]})") from error
     model.eval()

@@ -1,0 +1,1 @@
+"""Training scripts (``accelerate launch trainers/<name>.py``), importable as ``trainers.<name>`` by tests."""
