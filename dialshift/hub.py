@@ -28,6 +28,8 @@ README = "README.md"
 CARD_TEMPLATE = "dataset_card.md"
 SECTION_START = "<!-- dialshift:family {name} -->"
 SECTION_END = "<!-- dialshift:end {name} -->"
+#: The card's YAML key holding dialshift's own metadata: ``{version, configs: {name: {config, facts}}}``.
+METADATA_KEY = "dialshift"
 
 
 def parquet_name(split: str) -> str:
@@ -50,36 +52,68 @@ class FamilyCard:
 
 
 def write_hub_folder(
-    out_dir, configs: dict, cards: list[FamilyCard], *, pretty_name: str = "dialshift", progress: bool = True
+    out_dir, configs: dict, cards: list[FamilyCard], *, keep=(), metadata: dict | None = None,
+    pretty_name: str = "dialshift", progress: bool = True,
 ) -> Path:
     """Write ``{config_name: DatasetDict}`` and the card into ``out_dir`` atomically; return the folder path.
 
-    ``configs`` must hold every config the folder will contain (see :func:`read_hub_configs` to carry over configs
-    that are not rebuilt). Configs are written in sorted order so the README is independent of build order.
+    ``keep`` names configs of the existing ``out_dir`` to carry over unchanged: their files are copied and their
+    ``dataset_info`` reused, never re-read or re-written. ``metadata`` is ``{config: {...}}`` (typed config and build
+    facts) stored under the card's ``dialshift`` key; a kept config keeps its entry unless ``metadata`` replaces it.
+    Configs are written in sorted order so the README is independent of build order.
     """
     out_dir = Path(out_dir).expanduser().absolute()
     parent = out_dir.parent
     _ensure_writable(parent)
     if out_dir.exists() and not out_dir.is_dir():
         raise DialshiftError(f"output path {out_dir} exists and is not a directory; choose another --out")
-    if not configs:
+    keep = sorted(set(keep) - set(configs))
+    if not configs and not keep:
         raise DialshiftError("nothing to write: no config was built")
     for name in configs:
         _check_config_name(name)
+    old_infos, old_meta = (_card_infos(out_dir), folder_metadata(out_dir)) if keep else ({}, {})
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
     try:
+        infos = {}
         with _quiet_datasets():
             for name in tqdm(sorted(configs), desc="writing parquet", unit="config", disable=not progress):
-                for split, dataset in sorted(configs[name].items()):
-                    target = tmp / name / parquet_name(split)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    dataset.to_parquet(str(target))
-        (tmp / README).write_text(render_card(configs, cards, pretty_name=pretty_name, folder=tmp), encoding="utf-8")
+                infos[name] = _write_config(tmp, name, configs[name])
+        for name in keep:
+            if name not in old_infos:
+                raise DialshiftError(f"{out_dir / README}: no dataset_info for config {name!r} to keep; rebuild it")
+            shutil.copytree(out_dir / name, tmp / name)
+            infos[name] = old_infos[name]
+        meta = {name: entry for name, entry in old_meta.items() if name in keep}
+        meta.update({name: entry for name, entry in (metadata or {}).items() if name in infos})
+        (tmp / README).write_text(render_card(infos, cards, pretty_name=pretty_name, folder=tmp, metadata=meta),
+                                  encoding="utf-8")
         _swap_in(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out_dir
+
+
+def _write_config(folder: Path, name: str, splits) -> "datasets.DatasetInfo":  # noqa: F821
+    """Write one config's parquet files; return its ``DatasetInfo`` (features, split sizes)."""
+    from datasets.info import DatasetInfo
+    from datasets.splits import SplitDict, SplitInfo
+
+    split_dict = SplitDict()
+    for split, dataset in sorted(splits.items()):
+        target = folder / name / parquet_name(split)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        dataset.to_parquet(str(target))
+        split_dict.add(SplitInfo(name=split, num_bytes=_arrow_nbytes(target), num_examples=len(dataset)))
+    first = splits[sorted(splits)[0]]
+    return DatasetInfo(features=first.features, splits=split_dict, config_name=name)
+
+
+def _card_infos(folder: Path) -> dict:
+    from datasets.info import DatasetInfosDict
+
+    return dict(DatasetInfosDict.from_dataset_card_data(read_card(folder).data))
 
 
 @contextmanager
@@ -130,10 +164,11 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 # ----------------------------------------------------------------------------------------------- the card
 
 
-def render_card(configs: dict, cards: list[FamilyCard], *, folder: Path, pretty_name: str = "dialshift") -> str:
-    """The README for ``folder`` (whose parquet files are written): YAML and the body from ``hub_cards``."""
-    from datasets.info import DatasetInfo, DatasetInfosDict
-    from datasets.splits import SplitDict, SplitInfo
+def render_card(infos: dict, cards: list[FamilyCard], *, folder: Path, pretty_name: str = "dialshift",
+                metadata: dict | None = None) -> str:
+    """The README for ``folder`` (whose parquet files are written), from ``{config: DatasetInfo}``: YAML (licences,
+    tags, ``configs``, ``dataset_info``, the ``dialshift`` metadata block) and the body from ``hub_cards``."""
+    from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -145,21 +180,17 @@ def render_card(configs: dict, cards: list[FamilyCard], *, folder: Path, pretty_
         task_categories=sorted({task for card in cards for task in card.task_categories}) or None,
         tags=["dialogue", "distribution-shift", "calibration", "robustness", "dialshift"],
     )
-    metadata = MetadataConfigs()
-    infos = DatasetInfosDict()
-    for name in sorted(configs):
-        splits = configs[name]
-        metadata[name] = {
-            "data_files": [{"split": split, "path": f"{name}/{split}-*"} for split in sorted(splits)],
-        }
-        split_dict = SplitDict()
-        for split in sorted(splits):
-            num_bytes = _arrow_nbytes(folder / name / parquet_name(split))
-            split_dict.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=len(splits[split])))
-        first = splits[sorted(splits)[0]]
-        infos[name] = DatasetInfo(features=first.features, splits=split_dict, config_name=name)
-    metadata.to_dataset_card_data(card_data)
-    infos.to_dataset_card_data(card_data)
+    metadata_configs = MetadataConfigs()
+    ordered = DatasetInfosDict()
+    for name in sorted(infos):
+        splits = sorted(infos[name].splits)
+        metadata_configs[name] = {"data_files": [{"split": split, "path": f"{name}/{split}-*"} for split in splits]}
+        ordered[name] = infos[name]
+    metadata_configs.to_dataset_card_data(card_data)
+    ordered.to_dataset_card_data(card_data)
+    if metadata:
+        card_data[METADATA_KEY] = {"version": __version__,
+                                   "configs": {name: metadata[name] for name in sorted(metadata)}}
 
     sections = [
         SECTION_START.format(name=card.name) + "\n" + card.section.strip() + "\n" + SECTION_END.format(name=card.name)
@@ -167,10 +198,10 @@ def render_card(configs: dict, cards: list[FamilyCard], *, folder: Path, pretty_
         if card.section.strip()
     ]
     rows = [
-        (name, ", ".join(f"{split} {len(configs[name][split]):,}" for split in sorted(configs[name])))
-        for name in sorted(configs)
+        (name, ", ".join(f"{split} {infos[name].splits[split].num_examples:,}" for split in sorted(infos[name].splits)))
+        for name in sorted(infos)
     ]
-    template = resources.files("hub_cards").joinpath(CARD_TEMPLATE).read_text(encoding="utf-8")
+    template = resources.files("dialshift_cards").joinpath(CARD_TEMPLATE).read_text(encoding="utf-8")
     card = DatasetCard.from_template(
         card_data,
         template_str=template,
@@ -230,24 +261,27 @@ def declared_configs(folder) -> dict[str, dict[str, str]]:
     return declared
 
 
-def read_hub_configs(folder, names=None) -> dict:
-    """Read configs of an existing folder back as ``{config: DatasetDict}`` (all declared ones by default)."""
-    import datasets
-    import pyarrow.parquet as pq
-    from datasets.table import InMemoryTable
+def folder_metadata(folder) -> dict:
+    """``{config: {"config": ..., "facts": ...}}`` from the card's ``dialshift`` block ({} for a folder without one)."""
+    if not (Path(folder) / README).is_file():
+        return {}
+    block = read_card(folder).data.to_dict().get(METADATA_KEY) or {}
+    return dict(block.get("configs") or {})
 
-    folder = Path(folder)
+
+def folder_configs(folder) -> dict:
+    """``{config: BenchmarkConfig}`` of a built folder: from its card's metadata, else from the installed families."""
+    from dialshift.configs import BenchmarkConfig
+    from dialshift.registry import all_configs
+
+    stored = folder_metadata(folder)
+    registered = all_configs()
     result = {}
-    for name, files in declared_configs(folder).items():
-        if names is not None and name not in names:
-            continue
-        splits = {}
-        for split in files:
-            path = folder / name / parquet_name(split)
-            if not path.is_file():
-                raise DialshiftError(f"{path}: declared in {folder / README} but missing; rebuild the config")
-            splits[split] = datasets.Dataset(InMemoryTable(pq.read_table(path)))
-        result[name] = datasets.DatasetDict(splits)
+    for name in declared_configs(folder):
+        if name in stored and "config" in stored[name]:
+            result[name] = BenchmarkConfig.from_dict(stored[name]["config"])
+        elif name in registered:
+            result[name] = registered[name]
     return result
 
 

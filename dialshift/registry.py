@@ -1,37 +1,86 @@
-"""Benchmark families and their configs.
+"""Benchmark families: the plug-in interface and the registry that finds them.
 
-A family (one per module in ``dataset_scripts/``) subclasses :class:`Family` and registers an instance with
-:func:`register_family`. The CLI discovers families by importing every module of the ``dataset_scripts`` package.
+A family is a class subclassing :class:`Family`, advertised through the ``dialshift.families`` entry-point group
+(``setup.cfg`` declares the families shipped with dialshift, from the top-level ``dataset_scripts/`` folder; a
+third-party package adds its own the same way). The core never imports a family module by name.
+
+A family declares its configs as typed :class:`~dialshift.configs.BenchmarkConfig` objects, its build options as a
+dataclass (:attr:`Family.options_class`, turned into ``dialshift build`` flags by :func:`add_option_arguments`),
+builds configs into a :class:`BuildResult` (datasets plus the per-config *facts* the card reports), and renders its
+card section from those facts alone, so a config kept from an earlier build keeps its facts without being re-read.
 """
 
-import fnmatch
-import importlib
-import pkgutil
+import dataclasses
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 
+from dialshift.configs import BenchmarkConfig, expand_patterns
 from dialshift.errors import DialshiftError
+
+ENTRY_POINT_GROUP = "dialshift.families"
+
+
+def option(default, help: str, **argparse_kwargs):
+    """A build-option field: its default, its ``--help`` text and any argparse keywords (``choices``, ``metavar``).
+
+    ``cli=False`` keeps a field out of the command line (e.g. a callable passed by library users and tests).
+    """
+    cli = argparse_kwargs.pop("cli", True)
+    return dataclasses.field(default=default, metadata={"help": help, "argparse": argparse_kwargs, "cli": cli})
 
 
 @dataclass(frozen=True)
-class ConfigInfo:
-    """One Hub config: its name, the family that builds it and a one-line description."""
+class NoOptions:
+    """The options of a family that has none."""
 
-    name: str
-    family: str
-    description: str
+
+def add_option_arguments(parser, options_class) -> None:
+    """One ``--flag`` per CLI field of an options dataclass (``kw_min_count`` -> ``--kw-min-count``)."""
+    for item in dataclasses.fields(options_class):
+        if not item.metadata.get("cli", True):
+            continue
+        flag = "--" + item.name.replace("_", "-")
+        extra = dict(item.metadata.get("argparse", {}))
+        if item.type in (bool, "bool"):
+            parser.add_argument(flag, dest=item.name, action="store_true", default=None, help=item.metadata["help"])
+            continue
+        value_type = {int: int, "int": int, float: float, "float": float}.get(item.type, str)
+        if "choices" not in extra:
+            extra.setdefault("metavar", item.name.split("_")[-1].upper())
+        parser.add_argument(flag, dest=item.name, type=value_type, default=None, help=item.metadata["help"], **extra)
+
+
+def options_from_arguments(options_class, args):
+    """The options dataclass from parsed arguments: flags left unset keep the dataclass defaults (one place)."""
+    given = {item.name: getattr(args, item.name) for item in dataclasses.fields(options_class)
+             if item.metadata.get("cli", True) and getattr(args, item.name, None) is not None}
+    return options_class(**given)
 
 
 @dataclass
 class BuildContext:
-    """What a family needs to build: raw data, parallelism, a seed, a cache, and family-specific options."""
+    """What a family needs to build: raw data, parallelism, a seed, progress, its typed options, and the
+    ``--config`` patterns the user typed (``requested``; None when the selection was implicit)."""
 
     data_dir: Path
     num_proc: int = 1
     seed: int = 0
-    cache_dir: Path | None = None
     progress: bool = True
-    options: dict = field(default_factory=dict)
+    options: object = field(default_factory=NoOptions)
+    requested: tuple[str, ...] | None = None
+
+
+@dataclass
+class BuildResult:
+    """What :meth:`Family.build` returns: ``{config: DatasetDict}`` and ``{config: facts}``.
+
+    Facts are small JSON-ready dicts (counts, means, the options a config was built with) that the card section is
+    rendered from; they are stored in the card, so a kept config keeps them.
+    """
+
+    datasets: dict
+    facts: dict = field(default_factory=dict)
 
 
 class Family:
@@ -43,55 +92,66 @@ class Family:
     citation: str = ""
     languages: tuple = ("en",)
     task_categories: tuple = ()
+    options_class: type = NoOptions
 
-    def configs(self) -> list[ConfigInfo]:
+    def configs(self) -> list[BenchmarkConfig]:
         """Every config this family can build, in a stable order."""
         raise NotImplementedError
 
-    def optional(self, config_name: str) -> bool:
-        """Whether a plain build may skip this config (e.g. it needs a trained model); validation allows its absence."""
-        return False
-
-    def add_build_arguments(self, parser) -> None:
-        """Add family-specific options to ``dialshift build`` (stored in ``BuildContext.options``)."""
-
-    def build(self, config_names: list[str], context: BuildContext) -> dict:
-        """Return ``{config_name: datasets.DatasetDict}`` for the requested configs (all of this family's)."""
+    def build(self, configs: list[BenchmarkConfig], context: BuildContext) -> BuildResult:
+        """Build the requested configs (all this family's)."""
         raise NotImplementedError
 
-    def card_section(self, built: dict, context: BuildContext) -> str:
-        """Markdown for this family's part of the dataset card, given what :meth:`build` returned."""
+    def card_section(self, facts: dict) -> str:
+        """Markdown for this family's part of the dataset card, from ``{config: facts}`` of every config in the folder
+        (built now or kept)."""
         return ""
 
-
-_FAMILIES: dict[str, Family] = {}
-_DISCOVERED = False
-
-
-def register_family(family: Family) -> Family:
-    if not family.name:
-        raise ValueError(f"{type(family).__name__} has no name")
-    _FAMILIES[family.name] = family
-    return family
+    def config(self, name: str) -> BenchmarkConfig:
+        for config in self.configs():
+            if config.name == name:
+                return config
+        raise DialshiftError(f"family {self.name!r} has no config {name!r}")
 
 
-def _discover() -> None:
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    _DISCOVERED = True
-    try:
-        package = importlib.import_module("dataset_scripts")
-    except ModuleNotFoundError:  # pragma: no cover - the package ships with dialshift
-        return
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        importlib.import_module(f"dataset_scripts.{info.name}")
+_FAMILIES: dict[str, Family] | None = None
+
+
+def _load_families() -> dict[str, Family]:
+    found: dict[str, Family] = {}
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            family_class = entry.load()
+        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
+            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
+        family = family_class() if isinstance(family_class, type) else family_class
+        if not isinstance(family, Family) or not family.name:
+            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) is not a named dialshift Family")
+        if family.name in found:
+            raise DialshiftError(f"two family plug-ins are named {family.name!r}")
+        found[family.name] = family
+    names: dict[str, str] = {}
+    for family in found.values():
+        for config in family.configs():
+            if config.name in names:
+                raise DialshiftError(f"config {config.name!r} is declared by families {names[config.name]!r} and "
+                                     f"{family.name!r}; config names must be unique")
+            names[config.name] = family.name
+    return found
 
 
 def families() -> dict[str, Family]:
-    """All registered families by name, discovering ``dataset_scripts`` on first use."""
-    _discover()
+    """Every installed family by name (found through the ``dialshift.families`` entry points on first use)."""
+    global _FAMILIES
+    if _FAMILIES is None:
+        _FAMILIES = _load_families()
     return dict(sorted(_FAMILIES.items()))
+
+
+def reset() -> None:
+    """Forget the discovered families (tests that install a plug-in call this)."""
+    global _FAMILIES
+    _FAMILIES = None
 
 
 def get_family(name: str) -> Family:
@@ -101,33 +161,19 @@ def get_family(name: str) -> Family:
     return known[name]
 
 
-def all_configs() -> list[ConfigInfo]:
-    return [config for family in families().values() for config in family.configs()]
+def all_configs() -> dict[str, BenchmarkConfig]:
+    """Every registered config by name."""
+    return {config.name: config for family in families().values() for config in family.configs()}
 
 
-def select_configs(family_names=None, patterns=None) -> dict[str, list[str]]:
-    """Resolve ``--family``/``--config`` selections to ``{family: [config, ...]}``.
-
-    Patterns are shell-style (``'uw_*'``); a pattern matching nothing is an error. With neither argument, every
-    config of every family is selected.
-    """
-    chosen_families = [get_family(name) for name in family_names] if family_names else list(families().values())
-    candidates = [config for family in chosen_families for config in family.configs()]
-    if patterns:
-        selected = []
-        for pattern in patterns:
-            matches = [config for config in candidates if fnmatch.fnmatchcase(config.name, pattern)]
-            if not matches:
-                names = ", ".join(config.name for config in candidates[:12])
-                raise DialshiftError(
-                    f"unknown config {pattern!r}; run `dialshift configs` to list them (e.g. {names}, ...)"
-                )
-            selected.extend(matches)
-    else:
-        selected = candidates
-    result: dict[str, list[str]] = {}
-    for config in selected:
-        names = result.setdefault(config.family, [])
-        if config.name not in names:
-            names.append(config.name)
+def select_configs(family_names=None, patterns=None) -> dict[str, list[BenchmarkConfig]]:
+    """Resolve ``--family``/``--config`` selections to ``{family: [config, ...]}`` (every config when neither is
+    given); patterns are shell-style (``'uw_*'``) and one matching nothing is an error."""
+    chosen = [get_family(name) for name in family_names] if family_names else list(families().values())
+    candidates = {config.name: config for family in chosen for config in family.configs()}
+    names = expand_patterns(patterns, candidates) if patterns else list(candidates)
+    result: dict[str, list[BenchmarkConfig]] = {}
+    for name in names:
+        config = candidates[name]
+        result.setdefault(config.family, []).append(config)
     return result

@@ -22,6 +22,6 @@ if [ ! -f "$stamp" ] || [ setup.cfg -nt "$stamp" ] || [ pyproject.toml -nt "$sta
   .venv/bin/python -m pip install -q --upgrade pip
   # The CPU build first: a plain `torch` requirement would pull several GB of CUDA packages.
   .venv/bin/python -m pip install -q torch==2.13.0
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  .venv/bin/python -m pip install -q -e ".[train,dev]"
   touch "$stamp"
 fi

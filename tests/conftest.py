@@ -13,7 +13,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["HF_HOME"] = _SESSION_HOME
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
@@ -24,3 +25,27 @@ def raw_data_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"raw data not found at {path}")
     return path
+
+
+def install_toy_plugin(site: Path) -> Path:
+    """Write a distribution whose only content is a ``dialshift.families`` entry point to ``toy_family:ToyFamily``
+    (tests/toy_family.py) into ``site``; put ``site`` and tests/ on the path to install it."""
+    dist = site / "dialshift_toy_family-0.1.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dialshift-toy-family\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[dialshift.families]\ntoyfam = toy_family:ToyFamily\n")
+    return site
+
+
+@pytest.fixture
+def toy_plugin(tmp_path_factory, monkeypatch):
+    """The toy family installed as a plug-in for this test (in-process and for subprocesses via PYTHONPATH)."""
+    from dialshift import registry
+
+    site = install_toy_plugin(tmp_path_factory.mktemp("plugin-site"))
+    monkeypatch.syspath_prepend(str(TESTS_DIR))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]))
+    registry.reset()
+    yield site
+    registry.reset()

@@ -7,40 +7,15 @@ from dialshift import registry
 from dialshift.cli import main
 
 
-class ToyFamily(registry.Family):
-    name = "toyfam"
-    description = "a family for CLI tests"
-    license = "cc-by-4.0"
-    citation = "@misc{toyfam}"
-
-    def configs(self):
-        return [registry.ConfigInfo(f"toy_{k}", self.name, f"toy config {k}") for k in ("a", "b", "model")]
-
-    def optional(self, config_name):
-        return config_name == "toy_model"
-
-    def add_build_arguments(self, parser):
-        parser.add_argument("--toy-model", metavar="DIR", help="needed for toy_model")
-
-    def build(self, config_names, context):
-        built = {}
-        for name in config_names:
-            if name == "toy_model" and not context.options.get("toy_model"):
-                continue
-            rows = {"id": [f"{name}-{i}" for i in range(3)], "seed": [context.seed] * 3}
-            built[name] = datasets.DatasetDict({"test": datasets.Dataset.from_dict(rows)})
-        return built
-
-    def card_section(self, built, context):
-        return "## Toy\n\n" + ", ".join(sorted(built))
-
-
 @pytest.fixture(autouse=True)
-def toy_family(monkeypatch, tmp_path):
-    monkeypatch.setattr(registry, "_FAMILIES", {"toyfam": ToyFamily()})
-    monkeypatch.setattr(registry, "_DISCOVERED", True)
+def toy_family(toy_plugin, monkeypatch, tmp_path):
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(tmp_path / "data"))
+
+
+def build(*argv):
+    """``dialshift build`` of the toy family only (the installed families are found too)."""
+    return main(["build", "--family", "toyfam", "--no-progress", *argv])
 
 
 def one_line_error(capsys):
@@ -49,52 +24,79 @@ def one_line_error(capsys):
     return err[0]
 
 
+def test_the_toy_family_is_found_through_its_entry_point_only(toy_plugin):
+    assert "toyfam" in registry.families() and "dailydialog" in registry.families()
+    assert registry.get_family("toyfam").config("toy_swap_0.5").group.name == "swap"
+
+
 def test_configs_lists_every_config(capsys):
-    assert main(["configs"]) == 0
+    assert main(["configs", "--family", "toyfam"]) == 0
     out = capsys.readouterr().out
-    assert "toy_a" in out and "toyfam" in out and "3 configs in 1 families" in out
+    assert "toy_swap_0.5" in out and "toyfam" in out and "4 configs in 1 families" in out
 
 
 def test_build_then_validate(tmp_path, capsys):
     out = tmp_path / "hub"
-    assert main(["build", "--out", str(out), "--no-progress"]) == 0
+    assert build("--out", str(out)) == 0
     summary = capsys.readouterr().out
-    assert "2 config(s) built" in summary and "toy_a" in summary
-    assert sorted(datasets.get_dataset_config_names(str(out))) == ["toy_a", "toy_b"]
+    assert "3 config(s) built" in summary and "toy_swap_1.0" in summary
+    assert sorted(datasets.get_dataset_config_names(str(out))) == ["toy", "toy_swap_0.5", "toy_swap_1.0"]
     assert main(["validate", str(out)]) == 0
-    assert "2 configs valid" in capsys.readouterr().out
+    assert "3 configs valid" in capsys.readouterr().out
+    swapped = datasets.load_dataset(str(out), "toy_swap_1.0")["test"]["label"]
+    assert swapped == [1] * 40
 
 
-def test_rebuilding_one_config_keeps_the_others(tmp_path, capsys):
+def test_the_card_stores_typed_configs_and_facts(tmp_path):
+    from dialshift.hub import folder_configs, folder_metadata, read_card
+
     out = tmp_path / "hub"
-    assert main(["build", "--out", str(out), "--no-progress"]) == 0
-    assert main(["build", "--out", str(out), "--config", "toy_b", "--seed", "7", "--no-progress"]) == 0
+    assert build("--out", str(out)) == 0
+    configs = folder_configs(out)
+    assert configs["toy_swap_0.5"] == registry.get_family("toyfam").config("toy_swap_0.5")
+    assert folder_metadata(out)["toy_swap_1.0"]["facts"] == {"cases": 40, "swapped": 40}
+    assert "toy_swap_1.0 (40 swapped)" in read_card(out).text
+
+
+def test_rebuilding_one_config_keeps_the_others_without_rewriting_them(tmp_path, capsys):
+    out = tmp_path / "hub"
+    assert build("--out", str(out)) == 0
+    kept_file = out / "toy" / "test-00000-of-00001.parquet"
+    before = (kept_file.read_bytes(), kept_file.stat().st_mtime_ns)
+    assert build("--out", str(out), "--config", "toy_swap_0.5", "--seed", "7") == 0
     assert "(kept)" in capsys.readouterr().out
-    assert datasets.load_dataset(str(out), "toy_b")["test"]["seed"] == [7, 7, 7]
-    assert datasets.load_dataset(str(out), "toy_a")["test"]["seed"] == [0, 0, 0]
+    assert datasets.load_dataset(str(out), "toy_swap_0.5")["test"]["seed"][:3] == [7, 7, 7]
+    assert datasets.load_dataset(str(out), "toy")["test"]["seed"][:3] == [0, 0, 0]
+    assert (kept_file.read_bytes(), kept_file.stat().st_mtime_ns) == before  # copied, not re-written
+    from dialshift.hub import folder_metadata
+
+    assert set(folder_metadata(out)) == {"toy", "toy_swap_0.5", "toy_swap_1.0"}  # kept configs keep their facts
+    assert main(["validate", str(out)]) == 0
 
 
 def test_family_options_reach_the_builder(tmp_path):
     out = tmp_path / "hub"
-    assert main(["build", "--out", str(out), "--toy-model", "m", "--no-progress"]) == 0
+    assert build("--out", str(out), "--toy-model", "m", "--toy-cases", "5") == 0
     assert "toy_model" in datasets.get_dataset_config_names(str(out))
+    assert len(datasets.load_dataset(str(out), "toy")["test"]) == 5
 
 
 def test_validate_flags_a_missing_required_config(tmp_path, capsys):
     out = tmp_path / "hub"
-    assert main(["build", "--out", str(out), "--config", "toy_a", "--no-progress"]) == 0
+    assert build("--out", str(out), "--config", "toy") == 0
     assert main(["validate", str(out)]) == 2
-    assert "toy_b: expected config is not in the folder" in capsys.readouterr().out
+    assert "toy_swap_0.5: expected config is not in the folder" in capsys.readouterr().out
     assert main(["validate", "--partial", str(out)]) == 0
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["build", "--config", "nope_*"], "unknown config 'nope_*'"),
+        (["build", "--config", "nope_*"], "config pattern 'nope_*' matches nothing"),
         (["build", "--family", "nofam"], "unknown family 'nofam'"),
         (["build", "--num-proc", "0"], "--num-proc must be at least 1"),
-        (["build", "--data-dir", "/nonexistent/data"], "data directory /nonexistent/data does not exist"),
+        (["build", "--family", "toyfam", "--data-dir", "/nonexistent/data"],
+         "data directory /nonexistent/data does not exist"),
         (["validate", "/nonexistent/folder"], "is not a directory"),
     ],
 )
@@ -107,7 +109,7 @@ def test_build_refuses_to_replace_a_foreign_folder(tmp_path, capsys):
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
-    assert main(["build", "--out", str(foreign)]) == 2
+    assert build("--out", str(foreign)) == 2
     assert "not a dialshift dataset folder" in one_line_error(capsys)
     assert (foreign / "notes.txt").read_text() == "keep me"
 
@@ -115,15 +117,15 @@ def test_build_refuses_to_replace_a_foreign_folder(tmp_path, capsys):
 def test_build_into_an_unwritable_location(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    assert main(["build", "--out", str(blocker / "hub"), "--no-progress"]) == 2
+    assert build("--out", str(blocker / "hub")) == 2
     assert "cannot create output directory" in one_line_error(capsys)
 
 
 def test_push_dry_run_lists_the_upload(tmp_path, capsys):
     out = tmp_path / "hub"
-    assert main(["build", "--out", str(out), "--no-progress"]) == 0
+    assert build("--out", str(out)) == 0
     capsys.readouterr()
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "would upload 3 files to datasets/org/dialshift" in printed
-    assert "toy_a/test-00000-of-00001.parquet" in printed
+    assert "would upload 4 files to datasets/org/dialshift" in printed
+    assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed

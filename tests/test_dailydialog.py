@@ -9,6 +9,18 @@ import pytest
 from dialshift.errors import DialshiftError, SourceError
 from dialshift.registry import BuildContext, get_family
 from dialshift.sources.dailydialog import SOURCE, _repair, read_split
+from dialshift_families.dailydialog import DailyDialogOptions
+
+
+def config(name):
+    return get_family("dailydialog").config(name)
+
+
+def build(names, data_dir, num_proc=1, **options):
+    """Build configs by name as ``dialshift build`` does (requested patterns = the names)."""
+    context = BuildContext(data_dir=data_dir, num_proc=num_proc, progress=False,
+                           options=DailyDialogOptions(**options), requested=tuple(names))
+    return get_family("dailydialog").build([config(name) for name in names], context)
 
 # --- reader on fixtures -----------------------------------------------------------------------------------------
 
@@ -91,7 +103,7 @@ def test_real_release_counts_and_defect(raw_data_dir):
 
 # --- the family on real data ------------------------------------------------------------------------------------
 
-CONFIGS = ["source", "uw_0.30", "kw_0.30", "uw_0.50", "ic_0of6", "ic_5of6", "sr_6", "sr_1"]
+CONFIGS = ["dailydialog", "uw_0.30", "kw_0.30", "uw_0.50", "ic_0of6", "ic_5of6", "sr_6", "sr_1"]
 
 
 @pytest.fixture(scope="module")
@@ -99,16 +111,14 @@ def built(raw_data_dir):
     pytest.importorskip("nltk")
     if not Path("/usr/share/wordnet/data.noun").is_file():
         pytest.skip("wordnet-base not installed")
-    family = get_family("dailydialog")
-    context = BuildContext(data_dir=raw_data_dir, num_proc=2, progress=False, options={"config": CONFIGS})
-    return family.build(CONFIGS, context)
+    return build(CONFIGS, raw_data_dir, num_proc=2).datasets
 
 
 @pytest.mark.data
 @pytest.mark.wordnet
 @pytest.mark.slow
 def test_real_build_counts(built):
-    assert {split: len(data) for split, data in built["source"].items()} == {"train": 76052, "validation": 7069,
+    assert {split: len(data) for split, data in built["dailydialog"].items()} == {"train": 76052, "validation": 7069,
                                                                              "test": 6740}
     assert len(built["ic_0of6"]["test"]) == len(built["ic_5of6"]["test"]) == 2472
     assert len(built["sr_6"]["test"]) == 534 and len(built["sr_1"]["test"]) == 1000
@@ -127,7 +137,7 @@ def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_d
 
     train = {token.lower() for d in SOURCE.load(raw_data_dir)["train"] for turn in d.turns for token in tokenize(turn)}
     wordnet = load_wordnet()
-    source = {row["id"]: row for row in built["source"]["test"]}
+    source = {row["id"]: row for row in built["dailydialog"]["test"]}
     lemmas_of = {}
     checked = 0
     for name in ("uw_0.30", "uw_0.50"):
@@ -153,10 +163,8 @@ def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_d
 def test_rebuild_is_byte_identical_whatever_num_proc(built, raw_data_dir, tmp_path):
     from dialshift.hub import write_hub_folder
 
-    names = ["source", "uw_0.30", "kw_0.30", "ic_5of6"]
-    family = get_family("dailydialog")
-    again = family.build(names, BuildContext(data_dir=raw_data_dir, num_proc=1, progress=False,
-                                             options={"config": names}))
+    names = ["dailydialog", "uw_0.30", "kw_0.30", "ic_5of6"]
+    again = build(names, raw_data_dir, num_proc=1).datasets
     write_hub_folder(tmp_path / "a", {name: built[name] for name in names}, [], progress=False)
     write_hub_folder(tmp_path / "b", again, [], progress=False)
     files = sorted(path.relative_to(tmp_path / "a") for path in (tmp_path / "a").rglob("*.parquet"))
@@ -169,12 +177,12 @@ def test_rebuild_is_byte_identical_whatever_num_proc(built, raw_data_dir, tmp_pa
 @pytest.mark.wordnet
 @pytest.mark.slow
 def test_real_shift_does_not_change_when_other_instances_are_removed(built, raw_data_dir):
-    from dialshift.shifts.dailydialog import DailyDialogShifts, parse_config
     from dialshift.wordnet import load_wordnet
+    from dialshift_families.dailydialog.pipeline import DailyDialogShifts
 
     dialogues = SOURCE.load(raw_data_dir)
     dialogues["test"] = dialogues["test"][::3]
-    subset = DailyDialogShifts(dialogues, load_wordnet()).rows(parse_config("uw_0.30"))
+    subset = DailyDialogShifts(dialogues, load_wordnet()).rows(config("uw_0.30"))
     full = {row["id"]: row for row in built["uw_0.30"]["test"]}
     assert len(subset) > 1500
     for row in subset:
@@ -193,13 +201,13 @@ def test_importance_configs_with_a_fake_scorer(raw_data_dir):
                 for context in contexts]
 
     names = [f"uw_imp_{b}" for b in range(1, 6)]
-    built = family.build(names, BuildContext(data_dir=raw_data_dir, progress=False,
-                                             options={"importance_scorer": scorer, "config": names}))
+    result = build(names, raw_data_dir, importance_scorer=scorer)
+    built = result.datasets
     counts = {len(built[name]["test"]) for name in names}
     assert len(counts) == 1 and counts.pop() > 4000
     means = [sum(len(r) for r in built[name]["test"]["replacements"]) / len(built[name]["test"]) for name in names]
     assert all(1 <= mean <= 20 for mean in means)
-    assert "custom scorer" in family.card_section(built, BuildContext(data_dir=raw_data_dir))
+    assert "custom scorer" in family.card_section(result.facts)
 
 
 # --- bad input --------------------------------------------------------------------------------------------------
@@ -207,20 +215,17 @@ def test_importance_configs_with_a_fake_scorer(raw_data_dir):
 
 def test_importance_configs_need_a_model(capsys):
     family = get_family("dailydialog")
-    names = ["source", "uw_imp_1", "uw_imp_2"]
-    plain = BuildContext(data_dir=Path("."), options={})
-    assert family._selected(names, plain) == ["source"]
+    configs = [config(name) for name in ("dailydialog", "uw_imp_1", "uw_imp_2")]
+
+    def context(requested=None):
+        return BuildContext(data_dir=Path("."), options=DailyDialogOptions(), requested=requested)
+
+    assert family._selected(configs, context()) == configs[:1]
     assert "skipping uw_imp_1, uw_imp_2" in capsys.readouterr().out
     with pytest.raises(DialshiftError, match="--importance-model"):
-        family._selected(names, BuildContext(data_dir=Path("."), options={"config": ["source", "uw_imp_*"]}))
-    broad = BuildContext(data_dir=Path("."), options={"config": ["uw_*"]})  # also matches uw_0.05 ... uw_0.50
-    assert family._selected(["uw_0.05", "uw_imp_1"], broad) == ["uw_0.05"]
-
-
-@pytest.mark.parametrize("name", ["uw_1.5", "uw_0", "kw_x", "ic_7of6", "nonsense"])
-def test_bad_config_names_fail_before_any_work(name, tmp_path):
-    with pytest.raises(DialshiftError):
-        get_family("dailydialog").build([name], BuildContext(data_dir=tmp_path, options={"config": [name]}))
+        family._selected(configs, context(("dailydialog", "uw_imp_*")))
+    # 'uw_*' also matches uw_0.05 ... uw_0.50: a note, not an error
+    assert family._selected([config("uw_0.05"), config("uw_imp_1")], context(("uw_*",))) == [config("uw_0.05")]
 
 
 @pytest.mark.data
@@ -229,7 +234,7 @@ def test_missing_split_is_a_one_line_error(raw_data_dir, tmp_path):
         (tmp_path / "dailydialog").mkdir(exist_ok=True)
         (tmp_path / "dailydialog" / split).symlink_to(raw_data_dir / "dailydialog" / split)
     with pytest.raises(SourceError) as error:
-        get_family("dailydialog").build(["ic_0of6"], BuildContext(data_dir=tmp_path, progress=False))
+        build(["ic_0of6"], tmp_path)
     assert "dialogues_test.txt" in str(error.value) and "\n" not in str(error.value)
 
 
@@ -238,7 +243,7 @@ def test_missing_wordnet_is_a_one_line_error(raw_data_dir, tmp_path, monkeypatch
     monkeypatch.setenv("DIALSHIFT_WORDNET_DIR", str(tmp_path / "no-wordnet"))
     monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(DialshiftError, match="apt-get install") as error:
-        get_family("dailydialog").build(["uw_0.10"], BuildContext(data_dir=raw_data_dir, progress=False))
+        build(["uw_0.10"], raw_data_dir)
     assert "\n" not in str(error.value)
 
 

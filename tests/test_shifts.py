@@ -5,10 +5,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from dialshift.configs import BenchmarkConfig
 from dialshift.errors import DialshiftError
+from dialshift.registry import select_configs
+from dialshift_families.dailydialog import declared_configs
+from dialshift_families.dailydialog.pipeline import DailyDialogShifts, ShiftOptions
 from dialshift.shifts.context import delete_turns, ic_eligible, sr_eligible
-from dialshift.shifts.dailydialog import DailyDialogShifts, ShiftOptions, config_names, parse_config
-from dialshift.shifts.ranking import draw_candidates
+from dialshift.ranking.instances import draw_candidates
 from dialshift.shifts.replace import (
     KnownWords,
     SynonymTable,
@@ -30,6 +33,8 @@ from dialshift.shifts.words import (
     tokenize,
 )
 from dialshift.sources.dailydialog import Dialogue
+
+CONFIGS = {config.name: config for config in declared_configs()}
 
 
 class FakeSynset:
@@ -272,7 +277,7 @@ def test_candidates_exclude_own_dialogue_and_duplicates():
 
 
 def test_a_split_too_small_for_nine_negatives_is_an_error():
-    from dialshift.shifts.ranking import ranking_instances
+    from dialshift.ranking.instances import ranking_instances
 
     tiny = [dialogue("test", 0, "a", "b"), dialogue("test", 1, "c", "d", "e")]
     with pytest.raises(DialshiftError, match="too small"):
@@ -281,19 +286,25 @@ def test_a_split_too_small_for_nine_negatives_is_an_error():
 
 # --- config names -----------------------------------------------------------------------------------------------
 
-def test_config_names_and_parsing():
-    names = config_names()
-    assert names[:2] == ["source", "uw_0.05"] and "uw_0.50" in names and "kw_0.25" in names
+def test_typed_configs_carry_their_shift():
+    names = list(CONFIGS)
+    assert names[:2] == ["dailydialog", "uw_0.05"] and "uw_0.50" in names and "kw_0.25" in names
     assert "uw_imp_5" in names and "ic_5of6" in names and "sr_1" in names and len(names) == 38
-    assert parse_config("uw_0.3").value == 0.3 and parse_config("ic_2of6").value == 2
+    assert CONFIGS["dailydialog"].group is None and CONFIGS["dailydialog"].splits == ("train", "validation", "test")
+    assert (CONFIGS["uw_0.30"].group.name, CONFIGS["uw_0.30"].intensity, CONFIGS["uw_0.30"].parameters) == (
+        "uw", 0.3, {"ratio": 0.3})
+    assert CONFIGS["uw_0.30"].group.figure == CONFIGS["kw_0.30"].group.figure == "uw_kw"
+    assert (CONFIGS["ic_2of6"].intensity_label, CONFIGS["sr_4"].intensity_label) == ("2/6", "2/6")
+    assert CONFIGS["uw_imp_3"].optional and not CONFIGS["uw_0.30"].optional
+    assert all(config.task == "response_ranking" for config in CONFIGS.values())
+    assert BenchmarkConfig.from_dict(CONFIGS["ic_2of6"].to_dict()) == CONFIGS["ic_2of6"]
 
 
-@pytest.mark.parametrize("name", ["uw_1.5", "kw_0", "uw_1", "ic_6of6", "ic_1of5", "uw_imp_0", "uw_imp_6", "sr_0",
-                                  "uw-0.3", "UW_0.30", "foo", "uw_", "source_x"])
-def test_malformed_or_out_of_range_config_is_a_one_line_error(name):
+@pytest.mark.parametrize("pattern", ["uw_1.5", "kw_0", "ic_6of6", "uw_imp_0", "UW_0.30", "foo", "source"])
+def test_unknown_config_is_a_one_line_error(pattern):
     with pytest.raises(DialshiftError) as error:
-        parse_config(name)
-    assert "\n" not in str(error.value)
+        select_configs(["dailydialog"], [pattern])
+    assert "\n" not in str(error.value) and pattern in str(error.value)
 
 
 # --- the pipeline on hand-made dialogues ------------------------------------------------------------------------
@@ -320,7 +331,7 @@ def shifts(**options):
 
 
 def test_source_rows_have_every_turn_after_the_first():
-    rows = shifts().rows(parse_config("source"))
+    rows = shifts().rows(CONFIGS["dailydialog"])
     assert [row["id"] for row in rows][:3] == ["dd-test-00000-t01", "dd-test-00000-t02", "dd-test-00000-t03"]
     assert len(rows) == 3 + 2 + 7 + 5
     assert all(row["candidates"][row["label"]] == toy_dialogues()["test"][int(row["dialogue_id"][-5:])].turns[
@@ -330,7 +341,7 @@ def test_source_rows_have_every_turn_after_the_first():
 
 def test_uw_rows_record_and_apply_replacements():
     pipeline = shifts()
-    rows = pipeline.rows(parse_config("uw_0.20"))
+    rows = pipeline.rows(CONFIGS["uw_0.20"])
     by_id = {row["id"]: row for row in rows}
     # dd-test-00000-t03: context "My car is big . | A big house ? | Yes , a big car ." = 5+4+6 = 15 tokens -> n = 3;
     # replaceable words: car, big, big, big, car (house's synonym is a training word)
@@ -349,8 +360,8 @@ def test_uw_rows_record_and_apply_replacements():
 
 def test_kw_uses_the_uw_targets_and_known_words():
     pipeline = shifts()
-    uw = {row["id"]: row for row in pipeline.rows(parse_config("uw_0.30"))}
-    kw = {row["id"]: row for row in pipeline.rows(parse_config("kw_0.30"))}
+    uw = {row["id"]: row for row in pipeline.rows(CONFIGS["uw_0.30"])}
+    kw = {row["id"]: row for row in pipeline.rows(CONFIGS["kw_0.30"])}
     assert uw.keys() == kw.keys() and uw
     for uid in uw:
         positions = [(item["turn"], item["index"], item["original"]) for item in uw[uid]["replacements"]]
@@ -361,33 +372,33 @@ def test_kw_uses_the_uw_targets_and_known_words():
 
 
 def test_shift_of_an_instance_does_not_depend_on_other_instances():
-    full = shifts().rows(parse_config("uw_0.20"))
+    full = shifts().rows(CONFIGS["uw_0.20"])
     dialogues = toy_dialogues()
     dialogues["test"] = dialogues["test"][:1] + dialogues["test"][3:]  # dialogues 1 and 2 removed
-    alone = DailyDialogShifts(dialogues, WORDNET, ShiftOptions(kw_min_count=0)).rows(parse_config("uw_0.20"))
+    alone = DailyDialogShifts(dialogues, WORDNET, ShiftOptions(kw_min_count=0)).rows(CONFIGS["uw_0.20"])
     common = {row["id"]: row["replacements"] for row in alone}
     assert common and all(row["replacements"] == common[row["id"]] for row in full if row["id"] in common)
 
 
 def test_seed_changes_the_draws():
-    first = [row["replacements"] for row in shifts(seed=0).rows(parse_config("uw_0.20"))]
-    assert first == [row["replacements"] for row in shifts(seed=0).rows(parse_config("uw_0.20"))]
-    candidates = [row["candidates"] for row in shifts(seed=1).rows(parse_config("source"))]
-    assert candidates != [row["candidates"] for row in shifts(seed=0).rows(parse_config("source"))]
+    first = [row["replacements"] for row in shifts(seed=0).rows(CONFIGS["uw_0.20"])]
+    assert first == [row["replacements"] for row in shifts(seed=0).rows(CONFIGS["uw_0.20"])]
+    candidates = [row["candidates"] for row in shifts(seed=1).rows(CONFIGS["dailydialog"])]
+    assert candidates != [row["candidates"] for row in shifts(seed=0).rows(CONFIGS["dailydialog"])]
 
 
 def test_ic_and_sr_rows():
     pipeline = shifts()
-    ic = pipeline.rows(parse_config("ic_4of6"))
+    ic = pipeline.rows(CONFIGS["ic_4of6"])
     assert [row["id"] for row in ic] == ["dd-test-00002-t06", "dd-test-00002-t07"]
     last_six = ["Hi .", "Bye .", "See you .", "Later .", "Ok .", "Fine ."]
     assert ic[1]["context"] == last_six[4:] and ic[1]["deleted_turns"] == last_six[:4]
     source = {row["id"]: row for row in pipeline.source_rows("test")}
     assert ic[1]["context_turns"] == 2
     assert (ic[1]["candidates"], ic[1]["label"]) == (source[ic[1]["id"]]["candidates"], source[ic[1]["id"]]["label"])
-    exactly = shifts(ic_selection="exactly").rows(parse_config("ic_0of6"))
+    exactly = shifts(ic_selection="exactly").rows(CONFIGS["ic_0of6"])
     assert [row["id"] for row in exactly] == ["dd-test-00002-t06"]
-    sr = pipeline.rows(parse_config("sr_2"))
+    sr = pipeline.rows(CONFIGS["sr_2"])
     assert {row["id"] for row in sr} == {"dd-test-00000-t02", "dd-test-00001-t02", "dd-test-00002-t02"}
     assert all(row == source[row["id"]] for row in sr)
     assert all(row["deleted_turns"] == [] for row in sr)
@@ -409,9 +420,9 @@ def test_importance_configs_reuse_the_uw_replacement_with_a_bucket_selector():
         return scores
 
     with pytest.raises(DialshiftError, match="importance-model"):
-        pipeline.rows(parse_config("uw_imp_1"))
+        pipeline.rows(CONFIGS["uw_imp_1"])
     pipeline.set_importance("test", scorer)
-    per_bucket = [pipeline.rows(parse_config(f"uw_imp_{b}")) for b in range(1, 6)]
+    per_bucket = [pipeline.rows(CONFIGS[f"uw_imp_{b}"]) for b in range(1, 6)]
     ids = [[row["id"] for row in rows] for rows in per_bucket]
     assert all(bucket_ids == ids[0] for bucket_ids in ids)  # one instance set for all five buckets
     source = {row["id"]: row for row in pipeline.source_rows("test")}

@@ -12,18 +12,14 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from dialshift.registry import families, select_configs
+    from dialshift.registry import select_configs
 
     selection = select_configs(args.family)
-    registered = families()
-    rows = [
-        (config.name, config.family, config.description)
-        for family_name in selection
-        for config in registered[family_name].configs()
-    ]
-    width = max((len(row[0]) for row in rows), default=6)
-    print(f"{'config'.ljust(width)}  {'family'.ljust(12)}  description")
-    for name, family, description in rows:
-        print(f"{name.ljust(width)}  {family.ljust(12)}  {description}")
-    print(f"\n{len(rows)} configs in {len(selection)} families")
+    rows = [(config.name, config.family, config.task, config.description)
+            for configs in selection.values() for config in configs]
+    rows.insert(0, ("config", "family", "task", "description"))
+    widths = [max(len(row[k]) for row in rows) for k in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + f"  {row[3]}")
+    print(f"\n{len(rows) - 1} configs in {len(selection)} families")
     return 0

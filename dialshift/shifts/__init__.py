@@ -1,7 +1,27 @@
-"""Pure, seeded transformations that turn source instances into shifted ones.
+"""Pure, seeded transformations of dialogue contexts: the public Shift API and the shifts dialshift ships.
 
-``words``: tokenisation and word predicates; ``replace``: Unknown/Known Word replacement (WordNet synonym rules,
-target selectors by ratio or by importance bucket); ``context``: Insufficient Context deletion and source-length
-filtering; ``ranking``: response-ranking instances with seeded negatives; ``dailydialog``: the DailyDialog pipeline
-that precomputes tables once and applies the shifts config by config; ``seeding``: per-instance RNGs.
+``Shift`` subclasses have a ``name``, a ``Params`` dataclass and ``apply(dialogue, rng)`` (:mod:`.base`):
+
+* :class:`UnknownWord`, :class:`KnownWord`, :class:`ImportantWord` (:mod:`.lexical`; rules in :mod:`.replace`,
+  tokens in :mod:`.words`), Lee et al. (2022) §2.1, App. A.1, A.3, A.5;
+* :class:`InsufficientContext`, :class:`SourceLength` (:mod:`.context`), Lee et al. §2.2, App. A.2, A.4.
+
+Every random choice comes from the instance's :class:`InstanceRandom` (:mod:`.seeding`).
 """
+
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftPipeline, ShiftResult
+from dialshift.shifts.context import InsufficientContext, SourceLength
+from dialshift.shifts.lexical import ImportantWord, KnownWord, TokenizedContext, UnknownWord
+
+__all__ = [
+    "ImportantWord",
+    "InstanceRandom",
+    "InsufficientContext",
+    "KnownWord",
+    "Shift",
+    "ShiftPipeline",
+    "ShiftResult",
+    "SourceLength",
+    "TokenizedContext",
+    "UnknownWord",
+]

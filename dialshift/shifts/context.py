@@ -6,8 +6,10 @@ instances whose *real* context length is ``L`` turns, unchanged (``sr_{L}``).
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from dialshift.errors import DialshiftError
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
 
 IC_SELECTIONS = ("at_least", "exactly")
 
@@ -35,3 +37,60 @@ def sr_eligible(context_turns: int, length: int) -> bool:
     if length < 1:
         raise DialshiftError(f"SR context length must be at least 1, got {length}")
     return context_turns == length
+
+
+@dataclass(frozen=True)
+class InsufficientContextParams:
+    deleted: int
+    window: int = 6
+    selection: str = "at_least"
+
+    def __post_init__(self):
+        if not 0 <= self.deleted < self.window:
+            raise DialshiftError(f"IC deletes 0 .. {self.window - 1} of {self.window} turns, got {self.deleted}")
+        if self.selection not in IC_SELECTIONS:
+            raise DialshiftError(f"unknown IC selection {self.selection!r}; choose one of {', '.join(IC_SELECTIONS)}")
+
+
+class InsufficientContext(Shift):
+    """``ic_{deleted}of{window}``: keep the last ``window`` turns, delete the oldest ``deleted`` of them. Turns before
+    the window are reported as ``truncated_turns``. Contexts shorter than the window (or, with ``selection="exactly"``,
+    of another length) are left out."""
+
+    name = "ic"
+    Params = InsufficientContextParams
+
+    @property
+    def key(self) -> str:
+        return f"ic_{self.params.deleted}of{self.params.window}"
+
+    def apply(self, dialogue: Sequence[str], rng: InstanceRandom | None = None) -> ShiftResult | None:
+        params = self.params
+        if not ic_eligible(len(dialogue), params.window, params.selection):
+            return None
+        kept, deleted = delete_turns(dialogue, params.deleted, params.window)
+        return ShiftResult(tuple(kept), deleted_turns=tuple(deleted),
+                           truncated_turns=tuple(dialogue[: len(dialogue) - params.window]))
+
+
+@dataclass(frozen=True)
+class SourceLengthParams:
+    turns: int
+
+    def __post_init__(self):
+        if self.turns < 1:
+            raise DialshiftError(f"SR context length must be at least 1, got {self.turns}")
+
+
+class SourceLength(Shift):
+    """``sr_{turns}``: the control of IC, a filter: contexts whose real length is ``turns``, unchanged."""
+
+    name = "sr"
+    Params = SourceLengthParams
+
+    @property
+    def key(self) -> str:
+        return f"sr_{self.params.turns}"
+
+    def apply(self, dialogue: Sequence[str], rng: InstanceRandom | None = None) -> ShiftResult | None:
+        return ShiftResult(tuple(dialogue)) if sr_eligible(len(dialogue), self.params.turns) else None

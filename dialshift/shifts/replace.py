@@ -17,7 +17,6 @@ A known word (:class:`KnownWords`) is a word seen more than 5,000 times in the t
 """
 
 import math
-import multiprocessing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -30,6 +29,8 @@ from dialshift.shifts.words import Vocabulary, is_number, is_word, match_case, n
 Position = tuple[int, int]  # (turn index in the context, token index in the turn)
 ROUNDING = {"floor": math.floor, "round": round}
 KW_RULES = ("random", "levenshtein")
+#: The KW threshold of Lee et al. App. A.3: a known word occurs more than this many times in training.
+KW_MIN_COUNT = 5000
 
 
 class Replacement(NamedTuple):
@@ -97,17 +98,14 @@ class SynonymTable:
 
     def precompute(self, words: Sequence[str], num_proc: int = 1) -> None:
         """Fill the table for ``words`` (lower-cased), in ``num_proc`` forked processes when > 1."""
+        from dialshift.parallel import fork_map, shared
+
         todo = sorted({word.lower() for word in words} - self._best.keys())
         if num_proc > 1 and len(todo) > 1000:
-            global _TABLE
-            _TABLE = self
             chunks = [todo[k::num_proc * 4] for k in range(num_proc * 4)]
-            try:
-                with multiprocessing.get_context("fork").Pool(num_proc, initializer=_own_file_handles) as pool:
-                    for part in pool.map(_best_of, chunks):
-                        self._best.update(part)
-            finally:
-                _TABLE = None
+            with shared(synonym_table=self):
+                for part in fork_map(_best_of, chunks, num_proc, initializer=_own_file_handles):
+                    self._best.update(part)
         for word in todo:
             self.best(word)
 
@@ -118,17 +116,20 @@ class SynonymTable:
         return match_case(word, self.best(word))
 
 
-_TABLE: SynonymTable | None = None
-
-
 def _own_file_handles() -> None:
     """A forked worker must not share NLTK's open WordNet data files (and their seek offsets) with its parent."""
-    if hasattr(_TABLE.wordnet, "_data_file_map"):
-        _TABLE.wordnet._data_file_map = {}
+    from dialshift.parallel import get_shared
+
+    wordnet = get_shared("synonym_table").wordnet
+    if hasattr(wordnet, "_data_file_map"):
+        wordnet._data_file_map = {}
 
 
 def _best_of(words: list[str]) -> dict[str, str | None]:
-    return {word: _TABLE.best(word) for word in words}
+    from dialshift.parallel import get_shared
+
+    table = get_shared("synonym_table")
+    return {word: table.best(word) for word in words}
 
 
 @dataclass
@@ -140,7 +141,7 @@ class KnownWords:
     """
 
     vocabulary: Vocabulary
-    min_count: int = 5000
+    min_count: int = KW_MIN_COUNT
     rule: str = "random"
     words: list[str] = field(init=False)
 

@@ -1,0 +1,322 @@
+"""DailyDialog shift family (Lee et al., 2022): ``dailydialog``, ``uw_*``, ``kw_*``, ``uw_imp_*``, ``ic_*``, ``sr_*``.
+
+``__init__`` declares the typed configs, the build options and the build; :mod:`.pipeline` applies the shifts (the
+public Shift API of :mod:`dialshift.shifts`) to the source instances; :mod:`.card` renders the card section from the
+facts the build records. The fields are described in ``hub_cards/dailydialog.md``.
+"""
+
+import hashlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.errors import DialshiftError
+from dialshift.parallel import fork_map, get_shared, shared
+from dialshift.registry import BuildContext, BuildResult, Family, option
+from dialshift.shifts.context import IC_SELECTIONS
+from dialshift.shifts.lexical import ratio_name
+from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, target_count
+
+from .pipeline import DailyDialogShifts, ShiftOptions
+
+UW_RATIOS = tuple(round(0.05 * step, 2) for step in range(1, 11))
+IC_WINDOW = 6
+IMPORTANCE_RATIO = 0.20
+NUM_BUCKETS = 5
+#: The train split of the unshifted config is built in this many dialogue ranges, whatever --num-proc is.
+TRAIN_PARTS = 8
+TASK = "response_ranking"
+
+CITATION = """@inproceedings{lee-etal-2022-evaluating,
+  title = {Evaluating Predictive Uncertainty under Distributional Shift on Dialogue Dataset},
+  author = {Lee, Nyoungwoo and Park, ChaeHun and Choi, Ho-Jin},
+  booktitle = {Proceedings of the 29th International Conference on Computational Linguistics (COLING)},
+  year = {2022}
+}
+@inproceedings{li-etal-2017-dailydialog,
+  title = {{D}aily{D}ialog: A Manually Labelled Multi-turn Dialogue Dataset},
+  author = {Li, Yanran and Su, Hui and Shen, Xiaoyu and Li, Wenjie and Cao, Ziqiang and Niu, Shuzi},
+  booktitle = {Proceedings of the Eighth International Joint Conference on Natural Language Processing (IJCNLP)},
+  year = {2017},
+  pages = {986--995}
+}
+@book{fellbaum-1998-wordnet,
+  title = {{WordNet}: An Electronic Lexical Database},
+  editor = {Fellbaum, Christiane},
+  publisher = {MIT Press},
+  year = {1998}
+}"""
+_WORDS = ("UW / KW: word replacement ratio (Lee et al. Tables 3, 5)", "word replacement ratio")
+_TURNS = ("IC / SR: sentence deletion ratio and context length (Lee et al. Tables 4, 6)",
+          f"sentence deletion ratio (SR: ({IC_WINDOW} - context turns) / {IC_WINDOW})")
+GROUPS = {
+    "uw": ShiftGroup("uw", "UW", "uw_kw", *_WORDS),
+    "kw": ShiftGroup("kw", "KW", "uw_kw", *_WORDS),
+    "uw_imp": ShiftGroup("uw_imp", "UW-imp", "uw_imp", "UW word importance (Lee et al. Table 7)",
+                         f"word importance bucket (ratio {IMPORTANCE_RATIO:.2f})"),
+    "ic": ShiftGroup("ic", "IC", "ic_sr", *_TURNS),
+    "sr": ShiftGroup("sr", "SR", "ic_sr", *_TURNS),
+}
+
+
+def declared_configs(name: str = "dailydialog") -> list[BenchmarkConfig]:
+    """Every config of the family, in the order of the paper's tables."""
+    test = ("test",)
+    configs = [BenchmarkConfig(name, name, TASK, "DailyDialog response ranking (10 candidates), train/validation/test",
+                               splits=("train", "validation", "test"))]
+    for group, text in (("uw", "Unknown Word: {pct}% of the context's tokens replaced by WordNet synonyms unseen in "
+                                "training"),
+                        ("kw", "Known Word control: the uw_{ratio} targets replaced by words seen >{count} times in "
+                               "training")):
+        configs += [BenchmarkConfig(ratio_name(group, ratio), name, TASK,
+                                    text.format(pct=f"{ratio * 100:g}", ratio=f"{ratio:.2f}",
+                                                count=f"{KW_MIN_COUNT:,}"),
+                                    GROUPS[group], ratio, f"{ratio:.2f}", {"ratio": ratio}, test)
+                    for ratio in UW_RATIOS]
+    configs += [BenchmarkConfig(f"uw_imp_{bucket}", name, TASK,
+                                f"Unknown Word at ratio {IMPORTANCE_RATIO:.2f} restricted to importance bucket "
+                                f"{bucket} of {NUM_BUCKETS} (needs --importance-model)",
+                                GROUPS["uw_imp"], float(bucket), str(bucket), {"bucket": bucket}, test, optional=True)
+                for bucket in range(1, NUM_BUCKETS + 1)]
+    configs += [BenchmarkConfig(f"ic_{k}of{IC_WINDOW}", name, TASK,
+                                f"Insufficient Context: the first {k} of the last {IC_WINDOW} context turns deleted",
+                                GROUPS["ic"], k / IC_WINDOW, f"{k}/{IC_WINDOW}", {"deleted": k, "window": IC_WINDOW},
+                                test)
+                for k in range(IC_WINDOW)]
+    configs += [BenchmarkConfig(f"sr_{turns}", name, TASK,
+                                f"Source-length control: test instances whose real context has {turns} turn(s)",
+                                GROUPS["sr"], (IC_WINDOW - turns) / IC_WINDOW, f"{IC_WINDOW - turns}/{IC_WINDOW}",
+                                {"turns": turns}, test)
+                for turns in range(IC_WINDOW, 0, -1)]
+    return configs
+
+
+@dataclass(frozen=True)
+class DailyDialogOptions:
+    """The family's build options (``dialshift build`` flags; each rule is stated in the card)."""
+
+    importance_model: str | None = option(
+        None, "fine-tuned ranker whose attention ranks word importance; builds uw_imp_1..5 (Lee et al. App. A.5); "
+              "without it a plain build skips them", metavar="DIR")
+    importance_batch_size: int = option(32, "batch size of the importance model", metavar="N")
+    kw_rule: str = option("random", "how KW picks the known word for a target: seeded uniform choice, or the "
+                                    "farthest normalised Levenshtein distance (UW's rule 4 over known words)",
+                          choices=KW_RULES)
+    kw_min_count: int = option(KW_MIN_COUNT, "a known word occurs more than N times in the training split",
+                               metavar="N")
+    uw_rounding: str = option("floor", "targets per instance = floor or round of ratio x context tokens",
+                              choices=sorted(ROUNDING))
+    uw_case_sensitive_vocab: bool = option(False, "check rule 3 (not a training word) case-sensitively instead of "
+                                                  "case-folded")
+    ic_selection: str = option("at_least", "IC instances: contexts of at least 6 turns (last 6 used; the paper's "
+                                           "count) or exactly 6", choices=IC_SELECTIONS)
+    dd_validation_variants: bool = option(False, "also publish a validation split of every uw/kw/ic/sr config (for "
+                                                 "calibration studies under shift; the paper calibrates on the clean "
+                                                 "validation set only)")
+    importance_scorer: object = option(None, "a callable scoring contexts (library use and tests)", cli=False)
+    importance_label: str = option("custom scorer", "how the card names importance_scorer", cli=False)
+
+    def shift_options(self, seed: int) -> ShiftOptions:
+        return ShiftOptions(seed=seed, rounding=self.uw_rounding, vocab_case_sensitive=self.uw_case_sensitive_vocab,
+                            kw_rule=self.kw_rule, kw_min_count=self.kw_min_count, ic_selection=self.ic_selection)
+
+
+def features():
+    """The features every DailyDialog config shares (described in ``hub_cards/dailydialog.md``)."""
+    from datasets import Features, List, Value
+
+    return Features({
+        "id": Value("string"),
+        "dialogue_id": Value("string"),
+        "turn": Value("int32"),
+        "context": List(Value("string")),
+        "candidates": List(Value("string")),
+        "label": Value("int32"),
+        "context_turns": Value("int32"),
+        "replacements": List({"turn": Value("int32"), "index": Value("int32"), "original": Value("string"),
+                              "replacement": Value("string")}),
+        "deleted_turns": List(Value("string")),
+    })
+
+
+def to_dataset(rows: list[dict]):
+    """Rows -> ``datasets.Dataset`` through one typed Arrow table (much faster than ``Dataset.from_dict``)."""
+    import pyarrow as pa
+    from datasets import Dataset, DatasetInfo
+
+    schema = features()
+    table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in schema},
+                                 schema=schema.arrow_schema)
+    return Dataset(table, info=DatasetInfo(features=schema))
+
+
+def _fingerprint_model(model_dir: Path) -> str:
+    digest = hashlib.sha256()
+    for file in sorted(model_dir.glob("*")):
+        if file.is_file() and file.suffix in (".json", ".safetensors", ".bin", ".txt"):
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _dataset_job(job):
+    name, split, part, parts = job
+    shifts = get_shared("dailydialog_shifts")
+    return to_dataset(shifts.rows(shifts.config_by_name[name], split, part, parts))
+
+
+class DailyDialogFamily(Family):
+    name = "dailydialog"
+    description = "DailyDialog response ranking under Unknown Word / Insufficient Context shifts (Lee et al., 2022)"
+    license = "cc-by-nc-sa-4.0"
+    citation = CITATION
+    languages = ("en",)
+    task_categories = ("text-retrieval",)
+    options_class = DailyDialogOptions
+
+    def configs(self) -> list[BenchmarkConfig]:
+        return declared_configs(self.name)
+
+    # --- build -------------------------------------------------------------------------------------------------
+
+    def _selected(self, configs: list[BenchmarkConfig], context: BuildContext) -> list[BenchmarkConfig]:
+        """Without an importance model, drop uw_imp_* with a printed note, unless a --config pattern asked for
+        importance configs only (e.g. ``'uw_imp_*'``, ``uw_imp_3``): that is a one-line error."""
+        import fnmatch
+
+        options: DailyDialogOptions = context.options
+        wanted = [config for config in configs if config.group is not None and config.group.name == "uw_imp"]
+        if not wanted or options.importance_model or options.importance_scorer:
+            return configs
+        every = self.configs()
+        for pattern in context.requested or ():
+            matched = [config for config in every if fnmatch.fnmatchcase(config.name, pattern)]
+            if matched and all(config.group is not None and config.group.name == "uw_imp" for config in matched):
+                raise DialshiftError(f"{pattern} needs a fine-tuned ranker: pass --importance-model DIR "
+                                     "(train one with trainers/ranker.py)")
+        print(f"note: skipping {', '.join(config.name for config in wanted)} (word importance needs "
+              "--importance-model DIR)")
+        return [config for config in configs if config not in wanted]
+
+    @staticmethod
+    def _scorer(context: BuildContext):
+        options: DailyDialogOptions = context.options
+        if options.importance_scorer is not None:
+            return options.importance_scorer, options.importance_label
+        model_dir = Path(options.importance_model).expanduser()
+        if not model_dir.is_dir():
+            raise DialshiftError(f"--importance-model {model_dir} is not a directory")
+        from dialshift.models.importance import word_importance
+
+        def scorer(contexts):
+            return word_importance(str(model_dir), contexts, batch_size=options.importance_batch_size,
+                                   progress=context.progress)
+
+        return scorer, f"`{model_dir.name}` (files sha256 {_fingerprint_model(model_dir)})"
+
+    def build(self, configs: list[BenchmarkConfig], context: BuildContext) -> BuildResult:
+        from datasets import DatasetDict, concatenate_datasets
+        from tqdm.auto import tqdm
+
+        from dialshift.sources import load_source
+
+        options: DailyDialogOptions = context.options
+        configs = self._selected(configs, context)
+        groups = {config.group.name for config in configs if config.group is not None}
+        shifted_splits = ("test", "validation") if options.dd_validation_variants else ("test",)
+        steps = tqdm(total=4, desc="dailydialog", unit="step", disable=not context.progress)
+        steps.set_postfix_str("reading DailyDialog")
+        dialogues = load_source("dailydialog", context.data_dir)
+        steps.update()
+        wordnet = None
+        if groups & {"uw", "kw", "uw_imp"}:
+            steps.set_postfix_str("loading WordNet")
+            from dialshift.wordnet import load_wordnet
+
+            wordnet = load_wordnet()
+        steps.update()
+        shifts = DailyDialogShifts(dialogues, wordnet, options.shift_options(context.seed))
+        shifts.config_by_name = {config.name: config for config in configs}
+        steps.set_postfix_str("source instances, WordNet look-ups")
+        shifts.source_rows("test")
+        if wordnet is not None:
+            shifts.warm(shifted_splits, context.num_proc)
+        steps.update()
+        importance = None
+        if "uw_imp" in groups:
+            steps.set_postfix_str("scoring word importance")
+            scorer, importance = self._scorer(context)
+            shifts.set_importance("test", scorer)
+        steps.update()
+
+        jobs = []
+        for config in configs:
+            splits = config.splits if config.group is None else (
+                ("test",) if config.group.name == "uw_imp" else shifted_splits)
+            for split in splits:
+                parts = TRAIN_PARTS if (config.group, split) == (None, "train") else 1
+                jobs += [(config.name, split, part, parts) for part in range(parts)]
+        steps.total = 4 + len(jobs)
+        steps.set_postfix_str("shifting")
+        with shared(dailydialog_shifts=shifts):
+            datasets = []
+            for data in fork_map(_dataset_job, jobs, context.num_proc):
+                datasets.append(data)
+                steps.update()
+        steps.close()
+
+        built = {}
+        for config in configs:
+            parts: dict[str, list] = {}
+            for (name, split, _, _), data in zip(jobs, datasets, strict=True):
+                if name == config.name:
+                    parts.setdefault(split, []).append(data)
+            built[config.name] = DatasetDict({split: concatenate_datasets(parts[split]) if len(parts[split]) > 1
+                                              else parts[split][0] for split in ("train", "validation", "test")
+                                              if split in parts})
+        settings = {**asdict(shifts.options), "validation_variants": options.dd_validation_variants}
+        facts = {config.name: config_facts(config, built[config.name], settings, shifts,
+                                           importance if config.group and config.group.name == "uw_imp" else None)
+                 for config in configs}
+        return BuildResult(built, facts)
+
+    # --- card --------------------------------------------------------------------------------------------------
+
+    def card_section(self, facts: dict) -> str:
+        from .card import render_section
+
+        return render_section(facts)
+
+
+def config_facts(config: BenchmarkConfig, data, settings: dict, shifts: DailyDialogShifts,
+                 importance: str | None) -> dict:
+    """What the card reports of one built config: rows and dialogues per split, mean targets and context turns of
+    the test split, the rule settings it was built with, and for UW the count under the other rounding rule."""
+    import pyarrow.compute as pc
+
+    test = data["test"]
+    facts = {
+        "splits": {split: {"rows": len(part), "dialogues": len(set(part["dialogue_id"]))}
+                   for split, part in data.items()},
+        "mean_replacements": float(pc.mean(pc.list_value_length(test.data.column("replacements"))).as_py() or 0.0)
+        if len(test) else 0.0,
+        "mean_context_turns": sum(test["context_turns"]) / max(len(test), 1),
+        "settings": settings,
+    }
+    if importance is not None:
+        facts["importance_model"] = importance
+    if config.group is not None and config.group.name == "uw":
+        facts["alternative_rounding"] = alternative_rounding(shifts, config.parameters["ratio"])
+    return facts
+
+
+def alternative_rounding(shifts: DailyDialogShifts, ratio: float) -> dict:
+    """UW test instances at ``ratio`` under the other rounding rule (for the card's rule comparison)."""
+    from dialshift.shifts.lexical import TokenizedContext
+
+    other = "round" if shifts.options.rounding == "floor" else "floor"
+    kept = 0
+    for row in shifts.source_rows("test"):
+        context = TokenizedContext.of(row["context"])
+        n = target_count(context.num_tokens, ratio, other)
+        kept += n > 0 and sum(map(shifts.synonyms.replaceable, context.words())) >= n
+    return {"rule": other, "count": kept}

@@ -1,0 +1,116 @@
+"""The DailyDialog card section, rendered from the facts every built config carries (kept configs included)."""
+
+import string
+from importlib import resources
+
+from dialshift.shifts.lexical import ratio_name
+
+from . import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
+
+#: Lee et al. (2022) Table 1: ratio -> (UW instances, UW mean targets, KW instances, KW mean targets).
+PAPER_TABLE1 = {
+    0.05: (5481, 3.82, 5481, 3.82), 0.10: (6229, 7.26, 6229, 7.26), 0.15: (6513, 10.63, 6512, 10.64),
+    0.20: (6609, 14.20, 6611, 14.20), 0.25: (6604, 17.88, 6618, 17.85), 0.30: (6550, 21.57, 6561, 21.54),
+    0.35: (6354, 25.50, 6456, 25.38), 0.40: (5831, 30.02, 6060, 29.65), 0.45: (4746, 33.30, 5137, 33.41),
+    0.50: (2787, 32.99, 3130, 33.92),
+}
+PAPER_TABLE2 = {1: (5925, 6.58), 2: (5925, 6.98), 3: (5925, 6.98), 4: (5925, 6.98), 5: (5925, 7.39)}
+PAPER_SOURCE_TEST, PAPER_IC = 6639, 2370
+
+def render_section(facts: dict) -> str:
+    """Markdown for the family's card section from ``{config: facts}`` (see ``config_facts``)."""
+    settings = _settings(facts)
+    template = resources.files("dialshift_cards").joinpath("dailydialog.md").read_text(encoding="utf-8")
+    importance = sorted({fact["importance_model"] for fact in facts.values() if "importance_model" in fact})
+    return string.Template(template).substitute(
+        source_table=_source_table(facts),
+        table1=_table1(facts),
+        imp_table=_imp_table(facts),
+        ic_table=_ic_sr_table(facts),
+        importance_model=", ".join(importance) or "not built",
+        rounding=settings["rounding"],
+        vocab_case="case-sensitive" if settings["vocab_case_sensitive"] else "case-folded (lower-cased)",
+        kw_rule=settings["kw_rule"],
+        kw_min_count=f"{settings['kw_min_count']:,}",
+        ic_selection=settings["ic_selection"],
+        seed=settings["seed"],
+        validation_variants="published" if any("validation" in fact["splits"] for name, fact in facts.items()
+                                               if name != "dailydialog") else "not published",
+        paper_source=f"{PAPER_SOURCE_TEST:,}",
+        paper_ic=f"{PAPER_IC:,}",
+        ic_window=IC_WINDOW,
+        imp_ratio=f"{IMPORTANCE_RATIO:.2f}",
+    )
+
+
+def _settings(facts: dict) -> dict:
+    """The rule settings stated in the card: those of the configs in the folder (the unshifted config's when they
+    differ, which the card then says)."""
+    distinct = {tuple(sorted(fact["settings"].items())) for fact in facts.values()}
+    chosen = facts.get("dailydialog", next(iter(facts.values())))["settings"]
+    if len(distinct) > 1:
+        chosen = {**chosen, "rounding": f"{chosen['rounding']} (configs in this folder were built with different "
+                                        "settings; each config's are in the card's `dialshift` metadata)"}
+    return chosen
+
+
+def _test(fact: dict) -> int:
+    return fact["splits"]["test"]["rows"]
+
+
+def _source_table(facts: dict) -> str:
+    if "dailydialog" not in facts:
+        return "(the unshifted `dailydialog` config is not in this folder)"
+    rows = ["| split | dialogues | instances |", "|---|---:|---:|"]
+    for split, sizes in facts["dailydialog"]["splits"].items():
+        rows.append(f"| {split} | {sizes['dialogues']:,} | {sizes['rows']:,} |")
+    return "\n".join(rows)
+
+
+def _table1(facts: dict) -> str:
+    alternative = {ratio: facts[ratio_name("uw", ratio)]["alternative_rounding"] for ratio in UW_RATIOS
+                   if "alternative_rounding" in facts.get(ratio_name("uw", ratio), {})}
+    rule = next(iter(alternative.values()))["rule"] if alternative else ""
+    header = ("| ratio | UW instances | paper | UW mean targets | paper "
+              "| KW instances | paper | KW mean targets | paper |")
+    extra = f" UW instances with {rule}() |" if alternative else ""
+    rows = [header + extra, "|---:" * (9 + bool(alternative)) + "|"]
+    for ratio in UW_RATIOS:
+        uw, kw = facts.get(ratio_name("uw", ratio)), facts.get(ratio_name("kw", ratio))
+        if uw is None and kw is None:
+            continue
+        paper = PAPER_TABLE1[ratio]
+        cells = [f"{ratio:.2f}"]
+        for fact, (count, mean) in ((uw, paper[:2]), (kw, paper[2:])):
+            if fact is None:
+                cells += ["-", f"{count:,}", "-", f"{mean:.2f}"]
+            else:
+                cells += [f"{_test(fact):,}", f"{count:,}", f"{fact['mean_replacements']:.2f}", f"{mean:.2f}"]
+        if alternative:
+            cells.append(f"{alternative[ratio]['count']:,}" if ratio in alternative else "-")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _imp_table(facts: dict) -> str:
+    rows = ["| config | importance interval | instances | paper | mean targets | paper |",
+            "|---|---|---:|---:|---:|---:|"]
+    for bucket in range(1, NUM_BUCKETS + 1):
+        count, mean = PAPER_TABLE2[bucket]
+        fact = facts.get(f"uw_imp_{bucket}")
+        low, high = 100 * (bucket - 1) // NUM_BUCKETS, 100 * bucket // NUM_BUCKETS
+        if fact is None:
+            rows.append(f"| uw_imp_{bucket} | [{low}, {high}) | not built | {count:,} | - | {mean:.2f} |")
+        else:
+            rows.append(f"| uw_imp_{bucket} | [{low}, {high}) | {_test(fact):,} | {count:,} | "
+                        f"{fact['mean_replacements']:.2f} | {mean:.2f} |")
+    return "\n".join(rows)
+
+
+def _ic_sr_table(facts: dict) -> str:
+    rows = ["| config | test instances | mean context turns |", "|---|---:|---:|"]
+    names = [f"ic_{k}of{IC_WINDOW}" for k in range(IC_WINDOW)] + [f"sr_{n}" for n in range(IC_WINDOW, 0, -1)]
+    for name in names:
+        if name in facts:
+            rows.append(f"| {name} | {_test(facts[name]):,} | {facts[name]['mean_context_turns']:.2f} |")
+    return "\n".join(rows)

@@ -1,0 +1,123 @@
+"""Typed benchmark configs: what a config *is*, so no code re-parses its name.
+
+A family declares every config it can build as a :class:`BenchmarkConfig` (in the spirit of ``datasets``'
+``BuilderConfig``): its name, family, task, the shift group it belongs to (if any) and its intensity on that group's
+axis, the rule parameters, the splits it publishes. Reports, plots, selection and scoring read these fields, from the
+registry or from the ``dialshift`` block a built folder's card carries (:func:`dialshift.hub.folder_configs`), so a
+results folder or a dataset folder is self-describing.
+
+Also here: the one natural sort key and the one shell-pattern expansion every command uses.
+"""
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+
+from dialshift.errors import DialshiftError
+
+#: The tasks a config can be scored on (see :mod:`dialshift.scoring.tasks`).
+TASKS = ("response_ranking", "pairwise_selection", "open_world_intent", "attention_distribution")
+
+
+@dataclass(frozen=True)
+class ShiftGroup:
+    """A family of configs that vary one shift along one axis (e.g. Unknown Word over replacement ratios).
+
+    ``figure`` names the shift-curve figure the group is drawn in: groups sharing it are drawn together (UW beside its
+    KW control); ``title`` and ``axis_label`` are that figure's.
+    """
+
+    name: str
+    label: str
+    figure: str
+    title: str
+    axis_label: str
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """One Hub config of a family.
+
+    ``group``/``intensity`` place the config on a shift curve (``None``: the family's unshifted config, drawn as the
+    first point of every curve); ``intensity_label`` is how that point is written (``"0.30"``, ``"2/6"``).
+    ``parameters`` are the shift's parameters (also stated in the card); ``optional`` configs (e.g. those needing a
+    trained model) may be skipped by a plain build and absent from a valid folder.
+    """
+
+    name: str
+    family: str
+    task: str
+    description: str = ""
+    group: ShiftGroup | None = None
+    intensity: float | None = None
+    intensity_label: str | None = None
+    parameters: Mapping = field(default_factory=dict, hash=False)
+    splits: tuple[str, ...] = ("test",)
+    optional: bool = False
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"config {self.name!r}: unknown task {self.task!r}; one of {', '.join(TASKS)}")
+        if (self.group is None) != (self.intensity is None):
+            raise ValueError(f"config {self.name!r}: a shifted config has both a group and an intensity")
+        object.__setattr__(self, "parameters", dict(self.parameters))
+        object.__setattr__(self, "splits", tuple(self.splits))
+
+    @property
+    def shifted(self) -> bool:
+        return self.group is not None
+
+    def to_dict(self) -> dict:
+        """A plain, JSON/YAML-ready dict (the form stored in cards and ``results.json``)."""
+        data = asdict(self)
+        data["splits"] = list(self.splits)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "BenchmarkConfig":
+        data = dict(data)
+        group = data.pop("group", None)
+        known = {name for name in cls.__dataclass_fields__}
+        unknown = set(data) - known
+        if unknown:
+            raise DialshiftError(f"config {data.get('name')!r}: unknown fields {sorted(unknown)} (newer dialshift?)")
+        return cls(group=ShiftGroup(**group) if group else None, **data)
+
+
+def configs_to_dict(configs: Iterable[BenchmarkConfig]) -> dict:
+    return {config.name: config.to_dict() for config in configs}
+
+
+def configs_from_dict(data: Mapping) -> dict[str, BenchmarkConfig]:
+    return {name: BenchmarkConfig.from_dict(entry) for name, entry in (data or {}).items()}
+
+
+# ----------------------------------------------------------------------------------------------- names
+
+
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def natural_key(name: str) -> list:
+    """Sort key that orders numbers by value: ``uw_0.05 < uw_0.10``, ``sr_2 < sr_10``, ``ic_1of6 < ic_2of6``."""
+    return [(0, float(part), "") if index % 2 else (1, 0.0, part)
+            for index, part in enumerate(_NUMBER.split(name))]
+
+
+def expand_patterns(patterns: Iterable[str], available: Iterable[str], *, what: str = "config",
+                    hint: str = "run `dialshift configs` to list them") -> list[str]:
+    """Expand shell-style ``patterns`` (``'uw_*'``) against ``available`` names.
+
+    In pattern order, natural order within a pattern, each name once; a pattern that matches nothing is an error
+    naming some of what exists.
+    """
+    available = list(available)
+    names: list[str] = []
+    for pattern in patterns:
+        matched = sorted((name for name in available if fnmatch.fnmatchcase(name, pattern)), key=natural_key)
+        if not matched:
+            shown = ", ".join(sorted(available, key=natural_key)[:12]) + (" ..." if len(available) > 12 else "")
+            raise DialshiftError(f"{what} pattern {pattern!r} matches nothing ({hint}; e.g. {shown or 'none'})")
+        names.extend(name for name in matched if name not in names)
+    return names

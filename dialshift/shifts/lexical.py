@@ -1,0 +1,192 @@
+"""Word-level shifts of Lee et al. (2022): Unknown Word (UW), its Known Word control (KW) and UW by word importance.
+
+All three replace target words of the context and differ only in how targets are selected and what replaces them:
+
+* :class:`UnknownWord` (``uw_<ratio>``): ``n = floor(ratio x context tokens)`` targets among the words that have a
+  valid unknown WordNet synonym, visited in a seeded random order (stream ``uw_<ratio>``); each becomes that synonym
+  (rules in :mod:`dialshift.shifts.replace`). A context with fewer replaceable words than ``n`` (or ``n = 0``) is left
+  out.
+* :class:`KnownWord` (``kw_<ratio>``): the same targets as ``uw_<ratio>`` (same stream), each replaced by a word seen
+  often in training (rule ``random``: drawn from stream ``kw_<ratio>``; ``levenshtein``: the farthest).
+* :class:`ImportantWord` (``uw_imp_<bucket>``): every replaceable word in one word-importance bucket (1 = least
+  important fifth of the context's tokens) becomes its unknown synonym; an instance enters only if every bucket has a
+  target, so the five configs share one instance set.
+
+Tokens are cut by :func:`dialshift.shifts.words.tokenize`; a context is tokenised once per distinct turn text.
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
+from dialshift.shifts.replace import (
+    KW_MIN_COUNT,
+    KW_RULES,
+    ROUNDING,
+    KnownWords,
+    SynonymTable,
+    bucket_targets,
+    check_ratio,
+    importance_buckets,
+    make_replacements,
+    ratio_targets,
+    word_positions,
+)
+from dialshift.shifts.words import Vocabulary, substitute, token_spans, tokenize
+
+
+def ratio_name(prefix: str, ratio: float) -> str:
+    """``uw_0.30``: the config-style name of a ratio shift (two decimals when exact)."""
+    return f"{prefix}_{ratio:.2f}" if round(ratio, 2) == ratio else f"{prefix}_{ratio!r}"
+
+
+@lru_cache(maxsize=1 << 16)
+def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+    return tuple(tokenize(text)), tuple(token_spans(text))
+
+
+@dataclass(frozen=True)
+class TokenizedContext:
+    """A context cut into tokens once: tokens and spans per turn, and the ``(turn, index)`` of every word."""
+
+    turns: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]
+    spans: tuple[tuple[tuple[int, int], ...], ...]
+    positions: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def of(cls, turns: Sequence[str]) -> "TokenizedContext":
+        cut = [_tokenized(text) for text in turns]
+        tokens = tuple(t for t, _ in cut)
+        return cls(tuple(turns), tokens, tuple(s for _, s in cut), tuple(word_positions(tokens)))
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(len(turn) for turn in self.tokens)
+
+    def words(self) -> list[str]:
+        return [self.tokens[t][i] for t, i in self.positions]
+
+    def replace(self, targets: Sequence[int], replace: Callable[[str], str]) -> ShiftResult:
+        """Replace the words at ``targets`` (indices into :attr:`positions`) and keep everything else verbatim."""
+        replacements = make_replacements(self.tokens, self.positions, targets, replace)
+        per_turn: dict[int, dict[int, str]] = {}
+        for item in replacements:
+            per_turn.setdefault(item.turn, {})[item.index] = item.replacement
+        context = tuple(substitute(text, self.spans[t], per_turn[t]) if t in per_turn else text
+                        for t, text in enumerate(self.turns))
+        return ShiftResult(context, tuple(replacements))
+
+
+@dataclass(frozen=True)
+class RatioParams:
+    ratio: float
+    rounding: str = "floor"
+
+    def __post_init__(self):
+        check_ratio(self.ratio)
+        if self.rounding not in ROUNDING:
+            raise ValueError(f"unknown rounding {self.rounding!r}; choose one of {', '.join(ROUNDING)}")
+
+
+class UnknownWord(Shift):
+    """``UnknownWord(ratio=0.3, synonyms=SynonymTable(...))``; see :meth:`for_corpus` to build one from your data."""
+
+    name = "uw"
+    Params = RatioParams
+
+    def __init__(self, params=None, *, synonyms: SynonymTable, **kwargs):
+        super().__init__(params, **kwargs)
+        self.synonyms = synonyms
+
+    @classmethod
+    def for_corpus(cls, training_texts: Iterable[str], case_sensitive: bool = False, wordnet=None, **params):
+        """A UW shift whose "unknown" means unseen in ``training_texts`` (WordNet 3.0 from :mod:`dialshift.wordnet`)."""
+        from dialshift.wordnet import load_wordnet
+
+        vocabulary = Vocabulary.from_texts(training_texts, case_sensitive=case_sensitive)
+        return cls(synonyms=SynonymTable(wordnet or load_wordnet(), vocabulary), **params)
+
+    @property
+    def key(self) -> str:
+        return ratio_name("uw", self.params.ratio)
+
+    def targets(self, context: TokenizedContext, rng: InstanceRandom) -> list[int] | None:
+        replaceable = [self.synonyms.replaceable(word) for word in context.words()]
+        return ratio_targets(context.num_tokens, replaceable, self.params.ratio, rng(self.key), self.params.rounding)
+
+    def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
+        return self.synonyms.replace
+
+    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
+        context = TokenizedContext.of(dialogue)
+        targets = self.targets(context, rng)
+        return None if targets is None else context.replace(targets, self.replacer(rng))
+
+
+@dataclass(frozen=True)
+class KnownParams(RatioParams):
+    rule: str = "random"
+    min_count: int = KW_MIN_COUNT
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.rule not in KW_RULES:
+            raise ValueError(f"unknown KW rule {self.rule!r}; choose one of {', '.join(KW_RULES)}")
+
+
+class KnownWord(UnknownWord):
+    """The KW control: UW's targets at the same ratio, replaced by known words (``known``: the word list)."""
+
+    name = "kw"
+    Params = KnownParams
+
+    def __init__(self, params=None, *, synonyms: SynonymTable, known: KnownWords | None = None, **kwargs):
+        super().__init__(params, synonyms=synonyms, **kwargs)
+        self.known = known or KnownWords(synonyms.vocabulary, self.params.min_count, self.params.rule)
+
+    @property
+    def key(self) -> str:
+        return ratio_name("uw", self.params.ratio)  # the targets are UW's
+
+    def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
+        generator = rng(ratio_name("kw", self.params.ratio))
+        return lambda word: self.known.choose(word, generator)
+
+
+@dataclass(frozen=True)
+class ImportanceParams:
+    bucket: int
+    num_buckets: int = 5
+
+    def __post_init__(self):
+        if not 1 <= self.bucket <= self.num_buckets:
+            raise ValueError(f"importance bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
+
+
+class ImportantWord(Shift):
+    """UW restricted to one word-importance bucket; ``scores`` maps a context (tuple of turns) to one score per token
+    of every turn (e.g. :func:`dialshift.models.importance.word_importance`)."""
+
+    name = "uw_imp"
+    Params = ImportanceParams
+
+    def __init__(self, params=None, *, synonyms: SynonymTable, scores: Mapping[tuple, Sequence], **kwargs):
+        super().__init__(params, **kwargs)
+        self.synonyms = synonyms
+        self.scores = scores
+
+    @property
+    def key(self) -> str:
+        return f"uw_imp_{self.params.bucket}"
+
+    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
+        context = TokenizedContext.of(dialogue)
+        buckets = importance_buckets(self.scores[tuple(dialogue)], self.params.num_buckets)
+        word_buckets = [buckets[t][i] for t, i in context.positions]
+        replaceable = [self.synonyms.replaceable(word) for word in context.words()]
+        per_bucket = [bucket_targets(word_buckets, replaceable, b) for b in range(1, self.params.num_buckets + 1)]
+        if any(targets is None for targets in per_bucket):
+            return None
+        return context.replace(per_bucket[self.params.bucket - 1], self.synonyms.replace)
