@@ -26,7 +26,14 @@ The helpers take the attention weights a model produced (softmax outputs, each r
 
 import numpy as np
 
-from dialshift.metrics._checks import SUM_TOLERANCE, as_array, check_choice, check_finite, check_probabilities
+from dialshift.metrics._checks import (
+    SUM_TOLERANCE,
+    as_array,
+    check_choice,
+    check_finite,
+    check_probabilities,
+    cut,
+)
 
 SCALES = ("utterances", "as_printed")
 
@@ -96,14 +103,54 @@ def attention_scores_dynamic(weights) -> np.ndarray:
     return attention.shape[1] * attention.mean(axis=0)
 
 
-def _dialogue(scores, mask, row: int, includes_query: bool):
+def _dialogue_arrays(scores, mask, row: int):
+    """One dialogue's AS list and distractor flags as float64 / bool arrays, or a ValueError naming the row."""
+    for name, value in (("attention_scores", scores), ("distractor_mask", mask)):
+        if isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__len__"):
+            raise ValueError(f"{name}[{row}] must be a list of numbers, got a {type(value).__name__} ({cut(value)})")
     try:
-        values = np.asarray(scores, dtype=np.float64)
-        flags = np.asarray(mask)
-    except (TypeError, ValueError):
-        raise ValueError(f"attention_scores[{row}] / distractor_mask[{row}] must be lists of numbers") from None
+        values, flags = np.asarray(scores), np.asarray(mask)
+    except (TypeError, ValueError, OverflowError):
+        values = flags = None
+    if values is None or values.dtype.kind not in "biuf" or flags.dtype.kind not in "biuf":
+        raise ValueError(f"attention_scores[{row}] / distractor_mask[{row}] must be lists of numbers")
+    values = values.astype(np.float64)
     if values.ndim != 1 or flags.ndim != 1:
         raise ValueError(f"attention_scores[{row}] and distractor_mask[{row}] must be flat lists (one per utterance)")
+    check_finite(values[None, :], "attention_scores", row)
+    if (values < 0).any():
+        raise ValueError(f"attention_scores[{row}] has a negative attention score: {cut(values.tolist())}")
+    if not np.isin(flags, (0, 1)).all():
+        raise ValueError(
+            f"distractor_mask[{row}] must hold 0 (History) or 1 (distracting), got {cut(np.asarray(mask).tolist())}"
+        )
+    return values, flags.astype(bool)
+
+
+def _dialogue_rows(attention_scores, distractor_mask):
+    for name, value in (("attention_scores", attention_scores), ("distractor_mask", distractor_mask)):
+        if value is None:
+            raise ValueError(f"{name} is missing: attention_scores and distractor_mask are both required")
+        if isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__len__"):
+            raise ValueError(f"{name} must be a list with one list per dialogue, got a {type(value).__name__}")
+    if len(attention_scores) != len(distractor_mask):
+        raise ValueError(
+            f"attention_scores has {len(attention_scores)} dialogues but distractor_mask has {len(distractor_mask)}"
+        )
+    if len(attention_scores) == 0:
+        raise ValueError("attention_scores is empty: nothing to evaluate")
+    return zip(attention_scores, distractor_mask, strict=True)
+
+
+def check_dialogue_inputs(attention_scores, distractor_mask):
+    """Validate per-dialogue AS lists and distractor masks as :func:`das_ratio` does, except the length check that
+    depends on ``includes_query`` (its evaluate module calls this before evaluate casts the masks to integers)."""
+    for row, (scores, mask) in enumerate(_dialogue_rows(attention_scores, distractor_mask)):
+        _dialogue_arrays(scores, mask, row)
+
+
+def _dialogue(scores, mask, row: int, includes_query: bool):
+    values, flags = _dialogue_arrays(scores, mask, row)
     if includes_query:
         values = values[:-1]
     if len(values) != len(flags):
@@ -116,12 +163,7 @@ def _dialogue(scores, mask, row: int, includes_query: bool):
             f"attention_scores[{row}] has {len(values)} History scores but distractor_mask[{row}] has "
             f"{len(flags)} flags{hint}"
         )
-    check_finite(values[None, :], "attention_scores", row)
-    if (values < 0).any():
-        raise ValueError(f"attention_scores[{row}] has a negative attention score: {values.tolist()}")
-    if not np.isin(flags, (0, 1)).all():
-        raise ValueError(f"distractor_mask[{row}] must hold 0 (History) or 1 (distracting), got {flags.tolist()}")
-    return values, flags.astype(bool)
+    return values, flags
 
 
 def das_ratio(attention_scores, distractor_mask, includes_query=False, skip_undefined=False):
@@ -145,16 +187,8 @@ def das_ratio(attention_scores, distractor_mask, includes_query=False, skip_unde
         >>> das_ratio([[0.5, 1.0, 1.5], [0.4, 0.8]], [[1, 0, 0], [0, 1]])
         {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2}
     """
-    if attention_scores is None or distractor_mask is None:
-        raise ValueError("attention_scores and distractor_mask are both required")
-    if len(attention_scores) != len(distractor_mask):
-        raise ValueError(
-            f"attention_scores has {len(attention_scores)} dialogues but distractor_mask has {len(distractor_mask)}"
-        )
-    if len(attention_scores) == 0:
-        raise ValueError("attention_scores is empty: nothing to evaluate")
     distractor_means, history_means = [], []
-    for row, (scores, mask) in enumerate(zip(attention_scores, distractor_mask, strict=True)):
+    for row, (scores, mask) in enumerate(_dialogue_rows(attention_scores, distractor_mask)):
         values, distracting = _dialogue(scores, mask, row, includes_query)
         problem = None
         if not distracting.any():

@@ -4,16 +4,27 @@ Conventions (also stated in the metric cards ``metrics/ece/README.md`` and ``met
 
 * ``predictions`` is an ``N x K`` array of class probabilities (rows in [0, 1] summing to 1 within 1e-4);
   ``references`` the gold class ids. A ranking task with ``K`` candidates is a ``K``-class prediction (Lee et al.).
-* Bins: ``n_bins`` bins over [0, 1]. Equal-width edges are ``numpy.linspace(0, 1, n_bins + 1)``; equal-mass edges
-  are the ``n_bins + 1`` quantiles of the confidences (``numpy.quantile``, linear interpolation) with the outer
-  edges set to 0 and 1. Bins are right-closed, ``(lo, hi]`` (Guo et al., 2017), except the first, which also holds
-  0; so a confidence of exactly 1.0 lies in the last bin and 0.0 in the first. Ties in confidence never straddle a
-  bin edge, so the result does not depend on the order of the samples.
+* Bins: ``n_bins`` bins over [0, 1]. Bins are right-closed, ``(lo, hi]`` (Guo et al., 2017), except the first,
+  which also holds 0; so a confidence of exactly 1.0 lies in the last bin and 0.0 in the first. Equal-width edges
+  are ``i / n_bins`` for ``i = 0 .. n_bins``, each the float nearest the exact fraction (Python's ``i / n``; not
+  ``numpy.linspace``, whose interior edges can be one ulp off, e.g. its 3/10 edge is ``0.1 + 0.2``). A confidence
+  ``c`` lies in bin ``i`` when ``edge[i] < c <= edge[i + 1]``, compared exactly: this is the exact rule
+  ``ceil(c * n_bins) - 1`` except that a float equal to an edge (the float nearest ``i / n_bins``, which may lie
+  just above the fraction) counts as lying on that edge, so ``0.1`` is in ``(0, 0.1]`` and ``0.1 + 0.2`` (one ulp
+  above the float ``0.3``) in ``(0.3, 0.4]``. This is the rule of the reference implementation of Kumar et al.
+  (2019), ``uncertainty-calibration``'s ``get_ece``: ``numpy.searchsorted`` on the edges ``i * 1.0 / n``.
+  Equal-mass edges are the ``n_bins + 1`` quantiles of the confidences (``numpy.quantile``, linear interpolation)
+  with the outer edges set to 0 and 1, with the same right-closed rule. Ties in confidence never straddle a bin
+  edge, so the result does not depend on the order of the samples.
 * Top-label mode: confidence = the largest probability of a row, prediction = its column (the first one on ties),
   hit = prediction equals the gold id. Classwise mode (Kull et al., 2019): every column ``k`` is binned on its own
-  with hit = (gold id == k), and the ECE is the mean over classes of the per-class error.
+  with hit = (gold id == k).
 * Norms: ``l1`` = sum over bins of (bin size / N) * |accuracy - confidence|; ``l2`` = the square root of the
-  same weighted sum of squared gaps; ``max`` = the largest gap over non-empty bins (the MCE).
+  same weighted sum of squared gaps (the root of the weighted mean of squared gaps, no debiasing); ``max`` = the
+  largest gap over non-empty bins (the MCE). In classwise mode every (class, bin) cell is weighted by
+  (bin size / N) / K, so the norms combine the classes as the ``marginal`` mode of Kumar et al. (2019) does:
+  ``l1`` = the mean over classes of the per-class ECE, ``l2`` = the square root of the mean over classes of the
+  per-class *squared* L2 errors (not the mean of their roots), ``max`` = the largest per-class MCE.
 """
 
 import numpy as np
@@ -36,7 +47,8 @@ MODES = ("top_label", "classwise")
 def bin_edges(confidences: np.ndarray, n_bins: int, binning: str = "equal_width") -> np.ndarray:
     """The ``n_bins + 1`` bin edges over [0, 1] for ``confidences`` (see the module docstring)."""
     if binning == "equal_width":
-        return np.linspace(0.0, 1.0, n_bins + 1)
+        # IEEE division is correctly rounded: edge i is the float nearest i / n_bins, exactly 0 and 1 at the ends
+        return np.arange(n_bins + 1, dtype=np.float64) / n_bins
     edges = np.quantile(confidences, np.linspace(0.0, 1.0, n_bins + 1))
     edges[0], edges[-1] = 0.0, 1.0
     return edges
@@ -45,9 +57,12 @@ def bin_edges(confidences: np.ndarray, n_bins: int, binning: str = "equal_width"
 def bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool = False) -> np.ndarray:
     """Bin of each value for right-closed bins ``(edges[i], edges[i + 1]]``, the first bin also holding 0.
 
-    With ``equal_width=True`` (``edges`` from ``numpy.linspace(0, 1, n + 1)``) the bin is computed arithmetically
-    and then corrected against the actual edges, which is several times faster than ``numpy.searchsorted`` and
-    gives the same result.
+    With ``equal_width=True`` (``edges`` from :func:`bin_edges`, the floats nearest ``i / n``) the bin is first
+    estimated arithmetically as ``floor(v * n)``, which the rounding of ``v * n`` can put at most one bin off the
+    exact ``ceil(v * n) - 1`` of the right-closed rule (and exactly one off on an edge), and then corrected by
+    comparing ``v`` exactly with the two edges around the estimate. This is several times faster than
+    ``numpy.searchsorted`` and gives the same result (tested against an exact ``fractions.Fraction`` reference on
+    every edge ``i / n`` for ``n`` up to 20 and its neighbouring floats).
     """
     last = len(edges) - 2
     if not equal_width:
@@ -87,6 +102,21 @@ def calibration_error(counts: np.ndarray, confidence_sums: np.ndarray, hit_sums:
     return float(np.sum(weights * gaps))
 
 
+def classwise_error(counts: np.ndarray, confidence_sums: np.ndarray, hit_sums: np.ndarray, norm: str = "l1"):
+    """Classwise calibration error from ``K x n_bins`` per-(class, bin) counts and sums (module docstring, Norms).
+
+    ``l1``: mean over classes of the per-class ECE; ``l2``: square root of the mean over classes of the per-class
+    squared L2 error, i.e. of the mean over all (class, bin) cells weighted by (bin size / N) / K of the squared gap;
+    ``max``: the largest per-class MCE.
+    """
+    errors = np.array([calibration_error(*sums, norm) for sums in zip(counts, confidence_sums, hit_sums, strict=True)])
+    if norm == "max":
+        return float(errors.max())
+    if norm == "l2":
+        return float(np.sqrt(np.mean(errors**2)))
+    return float(errors.mean())
+
+
 def _bin_means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     means = np.full(sums.shape, np.nan)
     np.divide(sums, counts, out=means, where=counts > 0)
@@ -100,10 +130,21 @@ def _checked_inputs(predictions, references):
     return probabilities, labels
 
 
+def check_inputs(predictions, references):
+    """Validate ``predictions`` (N x K probabilities) and ``references`` (gold ids) as :func:`ece` and :func:`brier` do.
+
+    Raises the same one-line ValueError as the metrics; used by their evaluate modules before evaluate casts the
+    inputs to its Arrow features (which would truncate a label of 1.5 to 1).
+    """
+    probabilities, labels = _checked_inputs(predictions, references)
+    for start, stop in row_blocks(*probabilities.shape):
+        check_probabilities(np.asarray(probabilities[start:stop], dtype=np.float64), "predictions", start)
+
+
 def _top_label_blocks(predictions, references):
     """Validated ``(start, stop, confidences, hits)`` of the top-label prediction, one row block at a time."""
     probabilities, labels = _checked_inputs(predictions, references)
-    for start, stop in row_blocks(len(probabilities)):
+    for start, stop in row_blocks(*probabilities.shape):
         block = np.asarray(probabilities[start:stop], dtype=np.float64)
         check_probabilities(block, "predictions", start)
         predicted = block.argmax(axis=1)
@@ -128,7 +169,7 @@ def classwise_binned_sums(probabilities, labels, n_bins: int, squared_error: boo
     size = n_classes * n_bins
     counts, forecast_sums, hit_sums = np.zeros(size), np.zeros(size), np.zeros(size)
     total = 0.0
-    for start, stop in row_blocks(n):
+    for start, stop in row_blocks(n, n_classes):
         block = np.asarray(probabilities[start:stop], dtype=np.float64)
         check_probabilities(block, "predictions", start)
         rows = np.arange(stop - start)
@@ -154,7 +195,7 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
         binning: ``"equal_width"`` or ``"equal_mass"`` (quantile edges).
         norm: ``"l1"`` (ECE), ``"l2"`` (RMS calibration error) or ``"max"`` (maximum calibration error).
         mode: ``"top_label"`` (the confidence of the predicted class) or ``"classwise"`` (every class binned on
-            its own, errors averaged over classes).
+            its own, errors combined over classes as the module docstring says under Norms).
 
     Returns:
         ``{"ece": float, "bin_counts", "bin_confidence", "bin_accuracy", "bin_edges"}``: per-bin sample counts,
@@ -198,16 +239,14 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
             counts, confidence_sums, hit_sums, _ = classwise_binned_sums(probabilities, labels, n_bins)
             edges = np.tile(bin_edges(None, n_bins), (n_classes, 1))
         else:  # quantile edges per class: one column at a time
-            for start, stop in row_blocks(len(probabilities)):
-                check_probabilities(np.asarray(probabilities[start:stop], dtype=np.float64), "predictions", start)
+            check_inputs(probabilities, labels)
             per_class = []
             for k in range(n_classes):
                 column = np.asarray(probabilities[:, k], dtype=np.float64)
                 class_edges = bin_edges(column, n_bins, binning)
                 per_class.append((class_edges, *binned_sums(column, labels == k, class_edges)))
             edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
-        errors = [calibration_error(*sums, norm) for sums in zip(counts, confidence_sums, hit_sums, strict=True)]
-        value = float(np.mean(errors))
+        value = classwise_error(counts, confidence_sums, hit_sums, norm)
     return {
         "ece": value,
         "bin_counts": counts.astype(np.int64).tolist(),

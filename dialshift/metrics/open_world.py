@@ -4,15 +4,40 @@
 intents and the out-of-scope class form one K+1-class problem; F1 is computed per class from the K+1 confusion
 matrix (an in-scope example predicted out-of-scope is a false negative of its intent), ``f1_in`` is the macro mean
 over the known classes, ``f1_out`` the F1 of the out-of-scope class and ``f1_all`` the macro mean over all K+1.
+A class whose F1 is undefined (no gold and no predicted example: 2 TP + FP + FN = 0) scores 0, as with
+``sklearn.metrics.f1_score(zero_division=0)`` and TEXTOIR. A test split with no out-of-scope example gives
+``f1_out = 0`` (counted in ``f1_all``) with an :class:`UndefinedMetricWarning` instead of an error, so a per-config
+score never stops a leaderboard run.
 
 ``ood_detection`` treats in-domain as the positive class for ``auroc``, ``aupr_in`` and ``fpr@95tpr`` (Hendrycks
 and Gimpel, 2017), and out-of-scope as the positive class, scored by the negated in-domain score, for ``aupr_out``.
+All three areas come from one sort of the scores; they equal ``sklearn.metrics.roc_auc_score`` and
+``average_precision_score`` (tested to 1e-9 in ``tests/test_metrics_parity.py``).
 """
 
-import numpy as np
-from scipy.stats import rankdata
+import numbers
+import warnings
 
-from dialshift.metrics._checks import as_array, as_class_ids, check_finite, check_same_length, first_bad_row
+import numpy as np
+
+from dialshift.metrics._checks import (
+    UndefinedMetricWarning,
+    as_array,
+    as_class_ids,
+    check_class_id,
+    check_finite,
+    check_same_length,
+    cut,
+    first_bad_row,
+)
+
+
+def check_label_inputs(predictions, references):
+    """Validate predicted and gold label ids as :func:`open_world_f1` does (its evaluate module calls this first)."""
+    predicted = as_class_ids(predictions, "predictions")
+    gold = as_class_ids(references, "references")
+    check_same_length(predicted, gold, "predictions", "references")
+    return predicted, gold
 
 
 def open_world_f1(predictions, references, oos_label=None, labels=None):
@@ -27,23 +52,24 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
             predicted example has F1 0 (sklearn's ``zero_division=0``).
 
     Returns:
-        ``{"f1_all", "f1_in", "f1_out", "accuracy"}``.
+        ``{"f1_all", "f1_in", "f1_out", "accuracy"}``. With no out-of-scope example in ``references``, ``f1_out``
+        is 0 (its true value if some example is predicted out-of-scope; undefined otherwise) and counts as 0 in
+        ``f1_all``, and an :class:`UndefinedMetricWarning` is issued; with no known class at all, ``f1_in`` is 0
+        with the same warning.
+
+    Raises:
+        ValueError: ids that are not integers, a length mismatch, empty input, ids outside ``labels`` and
+            ``oos_label``, or a bad ``oos_label`` / ``labels``.
 
     Example:
         >>> result = open_world_f1([0, 1, 2, 2, 1], [0, 1, 1, 2, 2], oos_label=2)
         >>> {key: round(value, 4) for key, value in result.items()}
         {'f1_all': 0.6667, 'f1_in': 0.75, 'f1_out': 0.5, 'accuracy': 0.6}
     """
-    if oos_label is None or isinstance(oos_label, bool) or not isinstance(oos_label, (int, np.integer)):
-        raise ValueError(f"oos_label must be the integer id of the out-of-scope class, got {oos_label!r}")
-    predicted = as_class_ids(predictions, "predictions")
-    gold = as_class_ids(references, "references")
-    check_same_length(predicted, gold, "predictions", "references")
-    if not np.any(gold == oos_label):
-        raise ValueError(
-            f"references contain no out-of-scope example (oos_label={oos_label}): f1_out and f1_all are undefined; "
-            "check oos_label or use a test split with out-of-scope examples"
-        )
+    if oos_label is None:
+        raise ValueError("oos_label must be the integer id of the out-of-scope class, got None")
+    oos_label = check_class_id(oos_label, "oos_label")
+    predicted, gold = check_label_inputs(predictions, references)
     if labels is None:
         known = np.setdiff1d(np.union1d(gold, predicted), [oos_label])
     else:
@@ -58,17 +84,29 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
             if outside.any():
                 row = first_bad_row(outside)
                 raise ValueError(f"{name}[{row}] = {values[row]} is neither in labels nor oos_label={oos_label}")
-    classes = np.append(np.sort(known), oos_label)
-    position = {int(c): i for i, c in enumerate(classes)}
-    lookup = np.vectorize(position.__getitem__, otypes=[np.int64])
+    classes = np.append(np.sort(known), oos_label).astype(np.int64)
+    order = np.argsort(classes)
     n_classes = len(classes)
-    gold_index, predicted_index = lookup(gold), lookup(predicted)
+    gold_index, predicted_index = (order[np.searchsorted(classes[order], values)] for values in (gold, predicted))
     confusion = np.bincount(gold_index * n_classes + predicted_index, minlength=n_classes**2)
     confusion = confusion.reshape(n_classes, n_classes)
     true_positives = np.diag(confusion).astype(np.float64)
     denominator = confusion.sum(axis=0) + confusion.sum(axis=1)  # 2 TP + FP + FN
     f1 = np.zeros(n_classes)
     np.divide(2 * true_positives, denominator, out=f1, where=denominator > 0)
+    if not np.any(gold == oos_label):
+        warnings.warn(
+            f"references contain no out-of-scope example (oos_label={oos_label}): f1_out is 0 (undefined when nothing "
+            "is predicted out-of-scope either) and counts as 0 in f1_all; check oos_label, or report f1_in here",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    if n_classes == 1:
+        warnings.warn(
+            "f1_in is undefined and set to 0: no known class occurs in references or predictions (pass labels=)",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     return {
         "f1_all": float(f1.mean()),
         "f1_in": float(f1[:-1].mean()) if n_classes > 1 else 0.0,
@@ -77,34 +115,40 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
     }
 
 
-def _checked_scores(predictions, references):
+def check_score_inputs(predictions, references):
+    """Validate in-domain scores and 1/0 in-domain labels as :func:`ood_detection` does, per batch.
+
+    Returns ``(scores, in_domain)`` as float64 and bool arrays. Whether both kinds of example occur is a property of
+    the whole evaluation set, checked by :func:`ood_detection` itself.
+    """
     scores = as_array(predictions, "predictions", ndim=1).astype(np.float64, copy=False)
     check_finite(scores, "predictions")
     in_domain = as_class_ids(references, "references", n_classes=2)
     check_same_length(scores, in_domain, "predictions", "references")
-    positives = int(in_domain.sum())
-    if positives == 0 or positives == len(in_domain):
-        missing = "in-domain (1)" if positives == 0 else "out-of-scope (0)"
-        raise ValueError(f"references contain no {missing} example: OOD detection needs both kinds")
     return scores, in_domain.astype(bool)
 
 
 def _curve_counts(scores, positive):
     """True/false positive counts at each distinct threshold, highest threshold first (as sklearn's roc_curve)."""
-    order = np.argsort(-scores, kind="stable")
+    order = np.argsort(scores, kind="stable")[::-1]
     sorted_scores = scores[order]
-    last_of_group = np.r_[np.flatnonzero(np.diff(sorted_scores)), len(scores) - 1]
+    last_of_group = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), len(scores) - 1]
     true_positives = np.cumsum(positive[order])[last_of_group]
     false_positives = last_of_group + 1 - true_positives
     return true_positives, false_positives
 
 
-def average_precision(scores, positive) -> float:
-    """Average precision, the step-wise area under the precision-recall curve (sklearn's definition)."""
-    true_positives, false_positives = _curve_counts(scores, positive)
+def _average_precision(true_positives, false_positives) -> float:
+    """Average precision from cumulative counts at decreasing thresholds: sum over thresholds of
+    (recall step) * precision, the step-wise area under the precision-recall curve (sklearn's definition)."""
     precision = true_positives / (true_positives + false_positives)
     recall_steps = np.diff(true_positives, prepend=0) / true_positives[-1]
     return float(np.sum(recall_steps * precision))
+
+
+def average_precision(scores, positive) -> float:
+    """Average precision of ``scores`` for boolean ``positive`` labels (``sklearn`` average_precision_score)."""
+    return _average_precision(*_curve_counts(np.asarray(scores, dtype=np.float64), np.asarray(positive, dtype=bool)))
 
 
 def ood_detection(predictions, references, tpr_level=0.95):
@@ -125,19 +169,31 @@ def ood_detection(predictions, references, tpr_level=0.95):
         >>> {key: round(value, 4) for key, value in result.items()}
         {'auroc': 0.8333, 'aupr_in': 0.9167, 'aupr_out': 0.8333, 'fpr@95tpr': 0.5}
     """
-    if not 0 < tpr_level <= 1:
-        raise ValueError(f"tpr_level must be in (0, 1], got {tpr_level!r}")
-    scores, positive = _checked_scores(predictions, references)
+    if isinstance(tpr_level, (bool, np.bool_)) or not isinstance(tpr_level, numbers.Real) or not 0 < tpr_level <= 1:
+        raise ValueError(f"tpr_level must be a number in (0, 1], got {cut(tpr_level)}")
+    scores, positive = check_score_inputs(predictions, references)
     n_positive = int(positive.sum())
     n_negative = len(positive) - n_positive
-    ranks = rankdata(scores)
-    auroc = (ranks[positive].sum() - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative)
+    if n_positive == 0 or n_negative == 0:
+        missing = "in-domain (1)" if n_positive == 0 else "out-of-scope (0)"
+        raise ValueError(f"references contain no {missing} example: OOD detection needs both kinds")
+    # One sort serves all three areas. Kept hand-written rather than calling sklearn's roc_auc_score and
+    # average_precision_score because benchmarks/metrics.py measures it several times faster on 1e6 scores (each
+    # sklearn call validates and sorts again), and so dialshift.metrics needs only numpy at run time.
     true_positives, false_positives = _curve_counts(scores, positive)
+    # AUROC: trapezoids between the ROC points of consecutive thresholds; a tied group is a diagonal segment, which
+    # counts its positive-negative pairs as half (Mann-Whitney U)
+    fp_steps = np.diff(false_positives, prepend=0)
+    tp_before = np.r_[0, true_positives[:-1]]
+    auroc = np.sum(fp_steps * (true_positives + tp_before)) / (2.0 * n_positive * n_negative)
+    # aupr_out: out-of-scope positive, thresholds on the negated score = the same tied groups in reverse order
+    tp_steps = np.diff(true_positives, prepend=0)
+    aupr_out = _average_precision(np.cumsum(fp_steps[::-1]), np.cumsum(tp_steps[::-1]))
     reached = np.flatnonzero(true_positives >= tpr_level * n_positive - 1e-9 * n_positive)[0]
     key = f"fpr@{round(tpr_level * 100):d}tpr"
     return {
         "auroc": float(auroc),
-        "aupr_in": average_precision(scores, positive),
-        "aupr_out": average_precision(-scores, ~positive),
+        "aupr_in": _average_precision(true_positives, false_positives),
+        "aupr_out": aupr_out,
         key: float(false_positives[reached] / n_negative),
     }

@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import brier
+from dialshift.metrics.calibration import check_inputs
+from dialshift.metrics.modules import CoreChecked
 
 _CITATION = """\
 @article{brier1950verification,
@@ -55,7 +57,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Brier(evaluate.Metric):
+class Brier(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

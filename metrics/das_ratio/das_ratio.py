@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import das_ratio
+from dialshift.metrics.attention import check_dialogue_inputs
+from dialshift.metrics.modules import CoreChecked
 
 _CITATION = """\
 @misc{xing2022evaluating,
@@ -44,7 +46,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class DASRatio(evaluate.Metric):
+class DASRatio(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_dialogue_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import ece
+from dialshift.metrics.calibration import check_inputs
+from dialshift.metrics.modules import CoreChecked
 
 _CITATION = """\
 @inproceedings{naeini2015obtaining,
@@ -55,7 +57,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ECE(evaluate.Metric):
+class ECE(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

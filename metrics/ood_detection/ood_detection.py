@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import ood_detection
+from dialshift.metrics.modules import CoreChecked
+from dialshift.metrics.open_world import check_score_inputs
 
 _CITATION = """\
 @inproceedings{hendrycks2017baseline,
@@ -38,7 +40,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class OODDetection(evaluate.Metric):
+class OODDetection(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_score_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import open_world_f1
+from dialshift.metrics.modules import CoreChecked
+from dialshift.metrics.open_world import check_label_inputs
 
 _CITATION = """\
 @misc{khosla2023benchmarking,
@@ -45,7 +47,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class OpenWorldF1(evaluate.Metric):
+class OpenWorldF1(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_label_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

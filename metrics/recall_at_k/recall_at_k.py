@@ -4,6 +4,8 @@ import datasets
 import evaluate
 
 from dialshift.metrics import recall_at_k
+from dialshift.metrics.modules import CoreChecked
+from dialshift.metrics.ranking import check_inputs
 
 _CITATION = """\
 @inproceedings{lowe2015ubuntu,
@@ -39,7 +41,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RecallAtK(evaluate.Metric):
+class RecallAtK(CoreChecked, evaluate.Metric):
+    check_inputs = staticmethod(check_inputs)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
