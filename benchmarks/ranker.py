@@ -56,8 +56,8 @@ def main(argv=None) -> int:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = Path(args.model_dir) if args.model_dir else Path(tmp) / "ranker"
-        sys.path.insert(0, str(ROOT / "trainers"))
-        import ranker as trainer
+        sys.path.insert(0, str(ROOT))  # a script: the repository root is not on sys.path
+        import trainers.ranker as trainer
 
         train_dir = Path(tmp) / "train-bench"
         code = trainer.main(["--dataset", args.dataset, "--output-dir", str(train_dir), "--seed", "0",

@@ -112,7 +112,7 @@ def write_ranker_meta(path, meta: dict) -> Path:
 
 def read_ranker_meta(path) -> dict:
     """The metadata of a ranker folder (new or legacy format), or a one-line :class:`DialshiftError`."""
-    meta = read_model_meta(path, task=TASK)
+    meta = read_model_meta(path, task=TASK, kind="ranker", trainer="trainers/ranker.py")
     if "max_length" not in meta:
         raise DialshiftError(f"{path}: the ranker metadata has no max_length (retrain it with trainers/ranker.py)")
     return meta

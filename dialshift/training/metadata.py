@@ -67,21 +67,22 @@ def write_model_meta(path, meta: dict) -> Path:
     return Path(path)
 
 
-def read_model_meta(path, task: str | None = None) -> dict:
+def read_model_meta(path, task: str | None = None, kind: str = "model", trainer: str = "a script of trainers/") -> dict:
     """The metadata of a model folder (``dialshift_model.json``, or a legacy ``dialshift_ranker.json``).
 
-    With ``task``, a folder of another task is an error. Problems are one-line :class:`DialshiftError` messages.
+    With ``task``, a folder of another task is an error. Problems are one-line :class:`DialshiftError` messages that
+    call the folder a ``kind`` (e.g. "ranker") and name ``trainer`` as what writes one.
     """
     path = Path(path)
     if not path.is_dir():
-        raise DialshiftError(f"{path}: model directory does not exist (train one with a script of trainers/)")
+        raise DialshiftError(f"{path}: model directory does not exist (train one with {trainer})")
     meta_file = path / MODEL_FILE
     legacy = not meta_file.is_file() and (path / LEGACY_RANKER_FILE).is_file()
     if legacy:
         meta_file = path / LEGACY_RANKER_FILE
     if not meta_file.is_file():
-        raise DialshiftError(f"{path}: not a dialshift model folder (no {MODEL_FILE}; training writes it last, so "
-                             "the training did not finish: train again or resume from a checkpoint)")
+        raise DialshiftError(f"{path}: not a dialshift {kind} (no {MODEL_FILE}, which training writes last; train "
+                             f"one with {trainer}, or resume an unfinished training from its checkpoint)")
     try:
         meta = json.loads(meta_file.read_text())
     except json.JSONDecodeError as error:
@@ -93,5 +94,5 @@ def read_model_meta(path, task: str | None = None) -> dict:
     if legacy:
         meta = {**meta, "task": "ranking", "model_class": LEGACY_MODEL_CLASS}
     if task is not None and meta.get("task") != task:
-        raise DialshiftError(f"{meta_file}: a model of task {meta.get('task')!r}, not {task!r}")
+        raise DialshiftError(f"{meta_file}: not a dialshift {kind}: a model of task {meta.get('task')!r}, not {task!r}")
     return meta
