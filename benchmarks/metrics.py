@@ -6,6 +6,9 @@ ECE (15 equal-width bins, top label) and the multiclass Brier score on N x K flo
 * torchmetrics: ``multiclass_calibration_error`` (argument validation on, as by default) on a zero-copy tensor;
 * netcal: ``netcal.metrics.ECE(bins=15).measure``;
 * sklearn: ``brier_score_loss(labels=...)`` (neither torchmetrics nor netcal has a multiclass Brier score);
+* OOD detection on N in-domain scores (ties included): ``dialshift.metrics.ood_detection`` (AUROC, AUPR-in,
+  AUPR-out and FPR@95TPR from one sort) against sklearn's ``roc_auc_score``, ``average_precision_score`` (twice) and
+  ``roc_curve``, the library calls that would replace the hand-written areas;
 * evaluate: ``evaluate.load("metrics/ece").compute(...)`` against the core on the same (smaller) input.
 
 Times are the best of ``--repeats`` runs, taken round-robin across the implementations so that load from other jobs
@@ -59,6 +62,20 @@ def make_problem(rows: int, columns: int, seed: int = 0):
     return probabilities, labels
 
 
+def sklearn_ood(scores, in_domain) -> dict:
+    """The four values of ``dialshift.metrics.ood_detection`` from scikit-learn's functions."""
+    import numpy as np
+    from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
+
+    fpr, tpr, _ = roc_curve(in_domain, scores, drop_intermediate=False)
+    return {
+        "auroc": roc_auc_score(in_domain, scores),
+        "aupr_in": average_precision_score(in_domain, scores),
+        "aupr_out": average_precision_score(1 - in_domain, -scores),
+        "fpr@95tpr": fpr[np.searchsorted(tpr, 0.95 - 1e-12)],
+    }
+
+
 def interleaved_best_times(candidates: dict, repeats: int) -> dict:
     """Best time of each callable, running them round-robin so that load from other jobs hits all alike."""
     best = dict.fromkeys(candidates, float("inf"))
@@ -70,17 +87,23 @@ def interleaved_best_times(candidates: dict, repeats: int) -> dict:
 
 def bench_size(text, args, record):
     """Time the core and the libraries on one N x K size."""
-    from dialshift.metrics import brier, ece
+    import numpy as np
+
+    from dialshift.metrics import brier, ece, ood_detection
 
     rows, columns = parse_size(text)
     size = f"{rows:.0e}x{columns}".replace("+0", "")
     probabilities, labels = make_problem(rows, columns)
     print(f"{size}: input {probabilities.nbytes / 2**20:.0f} MiB float64", flush=True)
+    rng = np.random.default_rng(1)
+    in_domain = (rng.random(rows) < 0.7).astype(np.int64)
+    scores = np.round(rng.normal(size=rows) + in_domain, 3)  # with ties, as softmax maxima have
     candidates = {
         ("ece", "dialshift core"): lambda: ece(probabilities, labels),
         ("brier", "dialshift core"): lambda: brier(probabilities, labels),
+        ("ood", "dialshift core"): lambda: ood_detection(scores, in_domain),
     }
-    notes = {}
+    notes = {("ood", "dialshift core"): f"{rows:.0e} scores, all four values"}
     if "torchmetrics" not in args.skip:
         import torch
         from torchmetrics.functional.classification import multiclass_calibration_error
@@ -104,6 +127,11 @@ def bench_size(text, args, record):
 
         candidates["brier", "sklearn"] = lambda: brier_score_loss(labels, probabilities, labels=list(range(columns)))
         notes["brier", "sklearn"] = "no decomposition"
+        candidates["ood", "sklearn"] = lambda: sklearn_ood(scores, in_domain)
+        notes["ood", "sklearn"] = "roc_auc_score + 2 average_precision_score + roc_curve"
+    if "sklearn" not in args.skip:  # same numbers, or the timing comparison is meaningless
+        ours, theirs = ood_detection(scores, in_domain), sklearn_ood(scores, in_domain)
+        assert all(abs(ours[key] - theirs[key]) < 1e-9 for key in ours), (ours, theirs)
     for metric in ("ece", "brier"):
         peak = peak_extra_bytes(candidates[metric, "dialshift core"])
         notes[metric, "dialshift core"] = (

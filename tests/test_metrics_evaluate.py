@@ -126,3 +126,82 @@ def test_module_folder_is_complete(name):
     for section in CARD_SECTIONS:
         assert any(section in heading for heading in headings), f"{name}/README.md lacks a '{section}' section"
     assert "PERFORMANCE_TABLE" not in card
+
+
+BAD_INPUTS = r"""
+import json
+import warnings
+import evaluate
+from dialshift import metrics as core
+
+good = [[0.5, 0.5], [0.25, 0.75]]
+nan = float("nan")
+cases = [
+    ("ece", dict(predictions=good, references=[0, 1.5])),  # int64 features would truncate 1.5 to 1
+    ("ece", dict(predictions=good, references=[0, nan])),
+    ("ece", dict(predictions=good, references=[0, "1"])),
+    ("ece", dict(predictions=good, references=[0, None])),
+    ("ece", dict(predictions=[[0.5, "a"], [0.5, 0.5]], references=[0, 1])),
+    ("ece", dict(predictions=[[0.5, 0.5], [nan, 1.0]], references=[0, 1])),
+    ("ece", dict(predictions=[[0.5, 0.5], [1.0]], references=[0, 1])),
+    ("brier", dict(predictions=good, references=[0, 1.5])),
+    ("brier", dict(predictions=[[0.6, 0.6], [0.5, 0.5]], references=[0, 1])),
+    ("recall_at_k", dict(predictions=good, references=[0, 1.5], k=[1])),
+    ("recall_at_k", dict(predictions=[[0.5, "x"], [0.5, 0.5]], references=[0, 1], k=[1])),
+    ("recall_at_k", dict(predictions=good, references=[0, 1], k=[1, 5])),
+    ("open_world_f1", dict(predictions=[0, 1.5], references=[0, 2], oos_label=2)),
+    ("open_world_f1", dict(predictions=[0, 1], references=[0, nan], oos_label=2)),
+    ("open_world_f1", dict(predictions=[0, "b"], references=[0, 2], oos_label=2)),
+    ("ood_detection", dict(predictions=[0.5, "x"], references=[1, 0])),
+    ("ood_detection", dict(predictions=[0.5, nan], references=[1, 0])),
+    ("ood_detection", dict(predictions=[0.5, 0.4], references=[1, 0.5])),
+    ("ood_detection", dict(predictions=[[0.5], [0.4]], references=[1, 0])),
+    ("das_ratio", dict(attention_scores=[[0.5, 1.0]], distractor_mask=[[0.5, 1]])),  # int64 would make it [0, 1]
+    ("das_ratio", dict(attention_scores=[[0.5, "a"]], distractor_mask=[[1, 0]])),
+    ("das_ratio", dict(attention_scores=[[0.5, nan]], distractor_mask=[[1, 0]])),
+]
+
+
+def outcome(function, **kwargs):
+    try:
+        function(**kwargs)
+    except Exception as error:
+        return [type(error).__name__, str(error)]
+    return ["no error", ""]
+
+
+results = []
+for name, inputs in cases:
+    module = evaluate.load(f"metrics/{name}")
+    results.append([name, outcome(module.compute, **inputs), outcome(getattr(core, name), **inputs)])
+# add() checks one example, add_batch() each batch; good batches still score
+module = evaluate.load("metrics/ece")
+single = outcome(module.add, prediction=[0.5, 0.5], reference=1.5)
+module = evaluate.load("metrics/ece")
+module.add_batch(predictions=good, references=[0, 1])
+batch = outcome(module.add_batch, predictions=good, references=[1, 0.5])
+module.add_batch(predictions=[[0.9, 0.1]], references=[0])
+scored = module.compute()["ece"] == core.ece(good + [[0.9, 0.1]], [0, 1, 0])["ece"]
+# no out-of-scope gold: a warning and f1_out = 0, not an error
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    f1 = evaluate.load("metrics/open_world_f1").compute(predictions=[0, 1, 1], references=[0, 1, 0], oos_label=2)
+print(json.dumps({"results": results, "single": single, "batch": batch, "scored": scored, "f1": f1,
+                  "warned": [str(w.message) for w in caught if "out-of-scope" in str(w.message)]}))
+"""
+
+
+def test_modules_refuse_bad_input_with_the_core_message(tmp_path):
+    result = run_python(BAD_INPUTS, ROOT, tmp_path)
+    for name, through_module, core in result["results"]:
+        assert through_module[0] == "ValueError", (name, through_module)
+        assert through_module == core, name  # exactly the core's one line, not evaluate's generic format error
+        assert "\n" not in through_module[1]
+    messages = [through_module[1] for _, through_module, _ in result["results"]]
+    assert messages[0] == "references[1] = 1.5 is not an integer class id"
+    assert "distractor_mask[0] must hold 0 (History) or 1 (distracting)" in messages[19]
+    assert result["single"] == ["ValueError", "references[0] = 1.5 is not an integer class id"]
+    assert result["batch"] == ["ValueError", "references[1] = 0.5 is not an integer class id"]
+    assert result["scored"] is True
+    assert result["f1"]["f1_out"] == 0.0 and result["f1"]["f1_in"] == pytest.approx(2 / 3)
+    assert result["warned"], "open_world_f1 should warn that references hold no out-of-scope example"

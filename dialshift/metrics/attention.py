@@ -105,16 +105,18 @@ def attention_scores_dynamic(weights) -> np.ndarray:
 
 def _dialogue_arrays(scores, mask, row: int):
     """One dialogue's AS list and distractor flags as float64 / bool arrays, or a ValueError naming the row."""
+    arrays = []
     for name, value in (("attention_scores", scores), ("distractor_mask", mask)):
-        if isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__len__"):
-            raise ValueError(f"{name}[{row}] must be a list of numbers, got a {type(value).__name__} ({cut(value)})")
-    try:
-        values, flags = np.asarray(scores), np.asarray(mask)
-    except (TypeError, ValueError, OverflowError):
-        values = flags = None
-    if values is None or values.dtype.kind not in "biuf" or flags.dtype.kind not in "biuf":
-        raise ValueError(f"attention_scores[{row}] / distractor_mask[{row}] must be lists of numbers")
-    values = values.astype(np.float64)
+        array = None
+        if not isinstance(value, (str, bytes, dict, set)) and hasattr(value, "__len__"):
+            try:
+                array = np.asarray(value)
+            except (TypeError, ValueError, OverflowError):
+                pass
+        if array is None or array.dtype.kind not in "biuf":
+            raise ValueError(f"{name}[{row}] must be a list of numbers, got {cut(value)}")
+        arrays.append(array)
+    values, flags = arrays[0].astype(np.float64), arrays[1]
     if values.ndim != 1 or flags.ndim != 1:
         raise ValueError(f"attention_scores[{row}] and distractor_mask[{row}] must be flat lists (one per utterance)")
     check_finite(values[None, :], "attention_scores", row)

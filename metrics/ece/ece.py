@@ -26,7 +26,8 @@ _DESCRIPTION = """\
 Expected calibration error: the average gap between confidence and accuracy over confidence bins, weighted by the
 share of samples in each bin (Naeini et al., 2015; Guo et al., 2017). By default the confidence is the top-label
 probability, with 15 equal-width bins over [0, 1] that are right-closed, (lo, hi], except the first, which also
-holds 0 (so a confidence of exactly 1.0 is in the last bin). Also returns the per-bin counts, mean confidences and
+holds 0 (so a confidence of exactly 1.0 is in the last bin); edge i is the float nearest i / n_bins and a confidence
+is compared with it exactly (0.1 + 0.2 lies above the edge 0.3). Also returns the per-bin counts, mean confidences and
 accuracies for reliability diagrams. A ranking task with C candidates is scored as a C-class prediction (Lee et
 al., 2022).
 """
@@ -38,7 +39,8 @@ Args:
     n_bins (`int`, defaults to 15): number of confidence bins.
     binning (`str`, defaults to "equal_width"): "equal_width" or "equal_mass" (quantile edges).
     norm (`str`, defaults to "l1"): "l1" (ECE), "l2" (RMS calibration error) or "max" (maximum calibration error).
-    mode (`str`, defaults to "top_label"): "top_label" or "classwise" (per-class ECE averaged over classes).
+    mode (`str`, defaults to "top_label"): "top_label" or "classwise" (per-class errors combined over classes: the
+        mean for l1, the root of the mean of squares for l2, the largest for max).
 Returns:
     ece (`float`): the calibration error, in [0, 1]; lower is better.
     bin_counts (`list` of `int`): samples per bin.

@@ -32,7 +32,8 @@ over all K+1 classes, and accuracy is over all examples.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `int`): predicted label ids (oos_label for a rejected, out-of-scope prediction).
-    references (`list` of `int`): gold label ids; at least one must be oos_label.
+    references (`list` of `int`): gold label ids. With no oos_label among them, f1_out is 0 (counted in f1_all)
+        and an UndefinedMetricWarning is issued.
     oos_label (`int`, required): the id of the out-of-scope class.
     labels (`list` of `int`, optional): the known class ids (default: those occurring in references or predictions).
         A listed class with neither gold nor predicted examples has F1 0.

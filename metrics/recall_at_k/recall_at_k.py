@@ -28,7 +28,7 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `float`): N x C candidate scores (higher = better; logits or probabilities).
     references (`list` of `int`): the N gold candidate indices, in [0, C).
-    k (`list` of `int`, defaults to [1, 2, 5]): the cut-offs.
+    k (`list` of `int`, defaults to [1, 2, 5]): the cut-offs, each at most C (a larger one raises ValueError).
     ties (`str`, defaults to "pessimistic"): "pessimistic", "optimistic" or "expected".
 Returns:
     recall@k (`float`): one key per cut-off, e.g. recall@1, recall@2, recall@5.
