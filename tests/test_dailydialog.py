@@ -5,11 +5,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from dialshift_families.dailydialog import DailyDialogOptions
 
 from dialshift.errors import DialshiftError, SourceError
 from dialshift.registry import BuildContext, get_family
 from dialshift.sources.dailydialog import SOURCE, _repair, read_split
-from dialshift_families.dailydialog import DailyDialogOptions
 
 
 def config(name):
@@ -132,7 +132,7 @@ def test_real_build_counts(built):
 @pytest.mark.wordnet
 @pytest.mark.slow
 def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_dir):
-    from dialshift.shifts.words import tokenize
+    from dialshift.shifts.words import is_numeral, tokenize
     from dialshift.wordnet import load_wordnet
 
     train = {token.lower() for d in SOURCE.load(raw_data_dir)["train"] for turn in d.turns for token in tokenize(turn)}
@@ -149,7 +149,10 @@ def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_d
                 assert replacement.lower() not in train
                 word = item["original"].lower()
                 if word not in lemmas_of:
-                    lemmas_of[word] = {lemma.lower() for s in wordnet.synsets(word) for lemma in s.lemma_names()}
+                    # a synonym from a sense that is not a number sense (issue 9: I -> ane, dozen -> xii leaked)
+                    lemmas_of[word] = {lemma.lower() for s in wordnet.synsets(word)
+                                       if not any(is_numeral(name) for name in s.lemma_names())
+                                       for lemma in s.lemma_names()}
                 assert replacement.lower() in lemmas_of[word]
                 assert tokenize(original["context"][item["turn"]])[item["index"]] == item["original"]
                 assert tokenize(row["context"][item["turn"]])[item["index"]] == replacement
@@ -177,8 +180,9 @@ def test_rebuild_is_byte_identical_whatever_num_proc(built, raw_data_dir, tmp_pa
 @pytest.mark.wordnet
 @pytest.mark.slow
 def test_real_shift_does_not_change_when_other_instances_are_removed(built, raw_data_dir):
-    from dialshift.wordnet import load_wordnet
     from dialshift_families.dailydialog.pipeline import DailyDialogShifts
+
+    from dialshift.wordnet import load_wordnet
 
     dialogues = SOURCE.load(raw_data_dir)
     dialogues["test"] = dialogues["test"][::3]
@@ -208,6 +212,53 @@ def test_importance_configs_with_a_fake_scorer(raw_data_dir):
     means = [sum(len(r) for r in built[name]["test"]["replacements"]) / len(built[name]["test"]) for name in names]
     assert all(1 <= mean <= 20 for mean in means)
     assert "custom scorer" in family.card_section(result.facts)
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_ic_rows_record_every_removed_turn(built):
+    source = {row["id"]: row for row in built["dailydialog"]["test"]}
+    longer = 0
+    for name in ("ic_0of6", "ic_5of6"):
+        for row in built[name]["test"]:
+            original = source[row["id"]]["context"]
+            assert row["truncated_turns"] + row["deleted_turns"] + row["context"] == original
+            longer += bool(row["truncated_turns"])
+    assert longer > 2 * 1500  # most IC instances come from contexts longer than the 6-turn window
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_train_overlap_is_flagged_counted_and_droppable(built, raw_data_dir):
+    from dialshift_families.dailydialog.pipeline import fold
+
+    train = {fold(dialogue) for dialogue in SOURCE.load(raw_data_dir)["train"]}
+    test = {dialogue.id: fold(dialogue) in train for dialogue in SOURCE.load(raw_data_dir)["test"]}
+    rows = built["dailydialog"]["test"]
+    assert rows["in_train"] == [test[dialogue] for dialogue in rows["dialogue_id"]]
+    assert sum(test.values()) > 80 and sum(rows["in_train"]) > 400
+    assert built["uw_0.30"]["test"]["in_train"].count(True) > 0
+    dropped = build(["ic_0of6"], raw_data_dir, dd_drop_train_overlap=True)
+    kept = built["ic_0of6"]["test"]
+    assert len(dropped.datasets["ic_0of6"]["test"]) == kept["in_train"].count(False)
+    assert dropped.facts["ic_0of6"]["settings"]["drop_train_overlap"] is True
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dailydialog", "ic_2of6", "sr_3", "uw_0.30", "kw_0.10"])
+def test_every_single_config_selection_builds(name, raw_data_dir, tmp_path, capsys):
+    """Issue 9: `dialshift build --config source` crashed (WordNet not loaded for the rule comparison)."""
+    from dialshift.cli import main
+
+    assert main(["build", "--config", name, "--out", str(tmp_path / "out"), "--data-dir", str(raw_data_dir),
+                 "--no-progress"]) == 0
+    assert "1 config(s) built" in capsys.readouterr().out
+    card = (tmp_path / "out" / "README.md").read_text()
+    if name == "dailydialog":
+        assert "test dialogues occur verbatim in train" in card
 
 
 # --- bad input --------------------------------------------------------------------------------------------------

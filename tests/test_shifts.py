@@ -4,14 +4,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from dialshift_families.dailydialog import declared_configs
+from dialshift_families.dailydialog.pipeline import DailyDialogShifts, ShiftOptions
 
 from dialshift.configs import BenchmarkConfig
 from dialshift.errors import DialshiftError
-from dialshift.registry import select_configs
-from dialshift_families.dailydialog import declared_configs
-from dialshift_families.dailydialog.pipeline import DailyDialogShifts, ShiftOptions
-from dialshift.shifts.context import delete_turns, ic_eligible, sr_eligible
 from dialshift.ranking.instances import draw_candidates
+from dialshift.registry import select_configs
+from dialshift.shifts.context import delete_turns, ic_eligible, sr_eligible
 from dialshift.shifts.replace import (
     KnownWords,
     SynonymTable,
@@ -66,6 +66,9 @@ WORDNET = FakeWordNet({
     "go": [["go", "spell", "tour", "turn"]],
     "run": [["run", "zz", "yy"]],
     "the": [],
+    "dozen": [["twelve", "12", "xii", "dozen"], ["dozen", "large_indefinite_quantity"]],
+    "i": [["one", "1", "I", "ane", "unity"], ["iodine", "iodin", "I", "atomic_number_53"]],
+    "m": [["thousand", "one_thousand", "m", "chiliad", "grand"], ["meter", "m", "metre"]],
 })
 TRAIN = Vocabulary.from_texts(["The car is big .", "I go home , my Home .", "tour the town"])
 
@@ -116,7 +119,24 @@ def test_vocabulary_case_folding():
 def test_rule_1_numbers_are_never_synonyms_nor_targets():
     synonyms = table()
     assert synonyms.best("two") is None  # a number target
-    assert "2" not in synonyms.valid("deuce") and synonyms.valid("two") == ["II", "deuce"]
+    assert synonyms.valid("two") == []  # the number sense {two, 2, II, deuce} is skipped whole
+    assert SynonymTable(WORDNET, TRAIN, exclude_number_senses=False).valid("two") == ["II", "deuce"]
+
+
+@pytest.mark.parametrize(("word", "valid"), [("dozen", []), ("I", ["iodin", "iodine"]), ("m", ["meter", "metre"])])
+def test_rule_1_number_senses_are_skipped(word, valid):
+    """Issue 9: ``I -> ane``, ``m -> chiliad``, ``dozen -> xii`` were number senses leaking through rule 1."""
+    assert table().valid(word) == valid
+    assert table().best(word) in (valid or [None])
+
+
+@pytest.mark.parametrize(("lemma", "numeral"), [("12", True), ("1,000", True), ("1st", True), ("twelve", True),
+                                                 ("one_thousand", True), ("twenty-one", True), ("xii", False),
+                                                 ("atomic_number_53", False), ("I", False), ("ane", False)])
+def test_is_numeral(lemma, numeral):
+    from dialshift.shifts.words import is_numeral
+
+    assert is_numeral(lemma) is numeral
 
 
 def test_rule_2_multiword_and_hyphenated_lemmas_are_excluded():

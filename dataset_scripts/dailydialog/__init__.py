@@ -110,6 +110,9 @@ class DailyDialogOptions:
                                                   "case-folded")
     ic_selection: str = option("at_least", "IC instances: contexts of at least 6 turns (last 6 used; the paper's "
                                            "count) or exactly 6", choices=IC_SELECTIONS)
+    dd_drop_train_overlap: bool = option(False, "leave out validation/test instances whose dialogue also occurs in "
+                                                "the training split (case- and space-folded; the release shares "
+                                                "dialogues between splits)")
     dd_validation_variants: bool = option(False, "also publish a validation split of every uw/kw/ic/sr config (for "
                                                  "calibration studies under shift; the paper calibrates on the clean "
                                                  "validation set only)")
@@ -118,7 +121,8 @@ class DailyDialogOptions:
 
     def shift_options(self, seed: int) -> ShiftOptions:
         return ShiftOptions(seed=seed, rounding=self.uw_rounding, vocab_case_sensitive=self.uw_case_sensitive_vocab,
-                            kw_rule=self.kw_rule, kw_min_count=self.kw_min_count, ic_selection=self.ic_selection)
+                            kw_rule=self.kw_rule, kw_min_count=self.kw_min_count, ic_selection=self.ic_selection,
+                            drop_train_overlap=self.dd_drop_train_overlap)
 
 
 def features():
@@ -136,6 +140,8 @@ def features():
         "replacements": List({"turn": Value("int32"), "index": Value("int32"), "original": Value("string"),
                               "replacement": Value("string")}),
         "deleted_turns": List(Value("string")),
+        "truncated_turns": List(Value("string")),
+        "in_train": Value("bool"),
     })
 
 
@@ -300,13 +306,36 @@ def config_facts(config: BenchmarkConfig, data, settings: dict, shifts: DailyDia
         "mean_replacements": float(pc.mean(pc.list_value_length(test.data.column("replacements"))).as_py() or 0.0)
         if len(test) else 0.0,
         "mean_context_turns": sum(test["context_turns"]) / max(len(test), 1),
+        "in_train": {split: int(sum(part["in_train"])) for split, part in data.items()},
         "settings": settings,
     }
+    if config.group is None:
+        facts["overlap"] = train_overlap(shifts, data)
+    if config.group is not None and config.group.name == "ic":
+        facts["truncated"] = sum(1 for turns in test["truncated_turns"] if turns)
     if importance is not None:
         facts["importance_model"] = importance
     if config.group is not None and config.group.name == "uw":
         facts["alternative_rounding"] = alternative_rounding(shifts, config.parameters["ratio"])
     return facts
+
+
+def train_overlap(shifts: DailyDialogShifts, data) -> dict:
+    """How much of validation/test also occurs in train: whole dialogues (case- and space-folded) and instances'
+    (context, gold response) pairs."""
+    from .pipeline import fold
+
+    def pairs(part):
+        return {(tuple(context), candidates[label]) for context, candidates, label
+                in zip(part["context"], part["candidates"], part["label"], strict=True)}
+
+    train_pairs = pairs(data["train"]) if "train" in data else set()
+    result = {}
+    for split in ("validation", "test"):
+        dialogues = sum(fold(dialogue) in shifts.train_dialogues for dialogue in shifts.dialogues[split])
+        result[split] = {"dialogues": dialogues, "of_dialogues": len(shifts.dialogues[split]),
+                         "pairs_in_train": len(pairs(data[split]) & train_pairs) if split in data else None}
+    return result
 
 
 def alternative_rounding(shifts: DailyDialogShifts, ratio: float) -> dict:

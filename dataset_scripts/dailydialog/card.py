@@ -24,6 +24,8 @@ def render_section(facts: dict) -> str:
     importance = sorted({fact["importance_model"] for fact in facts.values() if "importance_model" in fact})
     return string.Template(template).substitute(
         source_table=_source_table(facts),
+        overlap=_overlap(facts),
+        ic_truncated=_ic_truncated(facts),
         table1=_table1(facts),
         imp_table=_imp_table(facts),
         ic_table=_ic_sr_table(facts),
@@ -52,6 +54,33 @@ def _settings(facts: dict) -> dict:
         chosen = {**chosen, "rounding": f"{chosen['rounding']} (configs in this folder were built with different "
                                         "settings; each config's are in the card's `dialshift` metadata)"}
     return chosen
+
+
+def _overlap(facts: dict) -> str:
+    """The train/test overlap sentence, computed from the build."""
+    overlap = facts.get("dailydialog", {}).get("overlap")
+    if not overlap:
+        return "(overlap with train: computed when the unshifted `dailydialog` config is built)"
+    parts = []
+    for split, item in overlap.items():
+        rows = facts["dailydialog"]["in_train"].get(split, 0)
+        pairs = item["pairs_in_train"]
+        parts.append(f"{item['dialogues']:,} of the {item['of_dialogues']:,} {split} dialogues occur verbatim in train "
+                     f"(case- and space-folded; {rows:,} {split} instances have `in_train` true"
+                     + (f", {pairs:,} {split} (context, gold) pairs also occur as training pairs)" if pairs is not None
+                        else ")"))
+    dropped = facts["dailydialog"]["settings"].get("drop_train_overlap")
+    return ("The release shares dialogues between its splits: " + "; ".join(parts) + ". "
+            + ("This build left those instances out (`--dd-drop-train-overlap`)." if dropped else
+               "They are kept, as in the paper (which does not mention them), and flagged by the `in_train` field; "
+               "`--dd-drop-train-overlap` leaves them out of validation and test for a leak-free evaluation."))
+
+
+def _ic_truncated(facts: dict) -> str:
+    fact = facts.get(f"ic_0of{IC_WINDOW}")
+    if not fact or "truncated" not in fact:
+        return "see the `truncated_turns` field"
+    return f"{fact['truncated']:,} of {_test(fact):,}, {fact['truncated'] / max(_test(fact), 1):.0%}"
 
 
 def _test(fact: dict) -> int:

@@ -43,6 +43,12 @@ class ShiftOptions:
     kw_rule: str = "random"
     kw_min_count: int = KW_MIN_COUNT
     ic_selection: str = "at_least"
+    drop_train_overlap: bool = False
+
+
+def fold(dialogue) -> tuple[str, ...]:
+    """A dialogue's turns case- and space-folded: the key of the train/test overlap check."""
+    return tuple(" ".join(turn.lower().split()) for turn in dialogue.turns)
 
 
 class DailyDialogShifts:
@@ -60,6 +66,7 @@ class DailyDialogShifts:
         self._known: KnownWords | None = None
         self._source: dict[str, list[dict]] = {}
         self._scores: dict[tuple, list] = {}
+        self.train_dialogues = {fold(dialogue) for dialogue in dialogues["train"]}
 
     @property
     def known(self) -> KnownWords:
@@ -73,17 +80,23 @@ class DailyDialogShifts:
         """The ranking instances of a split (cached), or of part ``part`` of ``parts`` equal dialogue ranges."""
         if parts > 1:
             total = len(self.dialogues[split])
-            return self._with_metadata(ranking_instances(self.dialogues[split], self.options.seed, NEGATIVES_KEY,
-                                                         start=part * total // parts, stop=(part + 1) * total // parts))
+            return self._with_metadata(split, ranking_instances(
+                self.dialogues[split], self.options.seed, NEGATIVES_KEY, start=part * total // parts,
+                stop=(part + 1) * total // parts))
         if split not in self._source:
             self._source[split] = self._with_metadata(
-                ranking_instances(self.dialogues[split], self.options.seed, NEGATIVES_KEY))
+                split, ranking_instances(self.dialogues[split], self.options.seed, NEGATIVES_KEY))
         return self._source[split]
 
-    @staticmethod
-    def _with_metadata(rows: list[dict]) -> list[dict]:
+    def _with_metadata(self, split: str, rows: list[dict]) -> list[dict]:
+        """Add the change record (empty) and ``in_train``; with ``drop_train_overlap``, leave out validation/test
+        instances whose dialogue occurs in train."""
+        overlapping = {dialogue.id for dialogue in self.dialogues[split] if fold(dialogue) in self.train_dialogues}
         for row in rows:
-            row.update(context_turns=len(row["context"]), replacements=[], deleted_turns=[])
+            row.update(context_turns=len(row["context"]), replacements=[], deleted_turns=[], truncated_turns=[],
+                       in_train=row["dialogue_id"] in overlapping)
+        if self.options.drop_train_overlap and split != "train":
+            rows = [row for row in rows if not row["in_train"]]
         return rows
 
     def warm(self, splits=("test",), num_proc: int = 1) -> int:

@@ -46,7 +46,7 @@ class ShiftResult:
         return {"context": list(self.context),
                 "replacements": [item._asdict() if hasattr(item, "_asdict") else dict(item)
                                  for item in self.replacements],
-                "deleted_turns": list(self.deleted_turns)}
+                "deleted_turns": list(self.deleted_turns), "truncated_turns": list(self.truncated_turns)}
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class ShiftPipeline:
     id_column: str = "id"
     context_column: str = "context"
     keep_column: str = "keep"
-    _fields: tuple = field(default=("replacements", "deleted_turns"), init=False)
+    _fields: tuple = field(default=("replacements", "deleted_turns", "truncated_turns"), init=False)
 
     def __call__(self, batch: dict) -> dict:
         out = {self.keep_column: [], **{name: [] for name in self._fields}}

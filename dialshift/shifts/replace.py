@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.words import Vocabulary, is_number, is_word, match_case, normalized_levenshtein
+from dialshift.shifts.words import Vocabulary, is_number, is_numeral, is_word, match_case, normalized_levenshtein
 
 Position = tuple[int, int]  # (turn index in the context, token index in the turn)
 ROUNDING = {"floor": math.floor, "round": round}
@@ -71,16 +71,23 @@ def rule_single_word(candidate: str) -> bool:
 class SynonymTable:
     """The valid unknown synonym of each word, from WordNet, computed once per word and reused across configs."""
 
-    def __init__(self, wordnet, vocabulary: Vocabulary):
+    def __init__(self, wordnet, vocabulary: Vocabulary, exclude_number_senses: bool = True):
         self.wordnet = wordnet
         self.vocabulary = vocabulary
+        self.exclude_number_senses = exclude_number_senses
         self._best: dict[str, str | None] = {}
 
     def candidates(self, word: str) -> list[str]:
-        """Lemma names of every synset of ``word`` except the word itself, sorted and de-duplicated."""
+        """Lemma names of every synset of ``word`` except the word itself, sorted and de-duplicated; synsets that are
+        number senses (a lemma of theirs is a numeral, e.g. {twelve, 12, xii, dozen} or {one, 1, I, ane, ...}) are
+        skipped, since rule 1 excludes synonyms of numbers (``dozen -> xii``, ``I -> ane``, ``m -> chiliad``)."""
         lower = word.lower()
-        names = {name for synset in self.wordnet.synsets(lower) for name in synset.lemma_names()}
+        names = {name for synset in self.wordnet.synsets(lower) if not self._number_sense(synset)
+                 for name in synset.lemma_names()}
         return sorted(name for name in names if name.lower() != lower)
+
+    def _number_sense(self, synset) -> bool:
+        return self.exclude_number_senses and any(is_numeral(name) for name in synset.lemma_names())
 
     def valid(self, word: str) -> list[str]:
         """Candidates passing rules 1-3."""

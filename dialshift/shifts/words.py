@@ -48,6 +48,19 @@ def is_number(token: str) -> bool:
     return any(char.isdigit() for char in token) or token.lower() in NUMBER_WORDS
 
 
+_NUMERAL_RE = re.compile(r"\d[\d,.]*(?:st|nd|rd|th|s)?")
+
+
+def is_numeral(lemma: str) -> bool:
+    """A WordNet lemma that names a number: written in digits (``12``, ``1000``, ``1st``) or made of cardinal number
+    words only (``twelve``, ``one_thousand``, ``twenty-one``). ``atomic_number_53`` is not one."""
+    lower = lemma.lower()
+    if _NUMERAL_RE.fullmatch(lower):
+        return True
+    parts = [part for part in re.split(r"[_\- ]", lower) if part]
+    return bool(parts) and all(part in NUMBER_WORDS for part in parts)
+
+
 def is_word(token: str) -> bool:
     """An alphabetic token that is not a number: a possible replacement target."""
     return token.isalpha() and not is_number(token)
