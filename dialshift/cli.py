@@ -2,10 +2,12 @@
 
 Every module in :mod:`dialshift.commands` that defines ``register(subparsers)`` adds one sub-command, so a new
 command is a new file. Heavy imports happen inside the command functions, so ``--help`` stays fast.
-Errors the user can fix (:class:`~dialshift.errors.DialshiftError`) print one line and exit with status 2.
+Errors the user can fix (:class:`~dialshift.errors.DialshiftError`, and :class:`OSError` such as a full disk) print
+one line and exit with status 2.
 """
 
 import argparse
+import errno
 import importlib
 import os
 import pkgutil
@@ -45,6 +47,33 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `dialshift sources | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as error:  # disk full, permissions, read-only file system: the system's reason, on one line
+        print(f"dialshift {args.command}: error: {describe_os_error(error)}", file=sys.stderr)
+        return 2
+
+
+#: What to do about the operating-system errors a user can fix.
+_OS_ERROR_FIXES = {
+    errno.ENOSPC: "free some space or write to another disk (e.g. another --out)",
+    errno.EDQUOT: "free some space or write to another disk (e.g. another --out)",
+    errno.EACCES: "fix the permissions or choose another path",
+    errno.EPERM: "fix the permissions or choose another path",
+    errno.EROFS: "choose a path on a writable file system",
+    errno.EMFILE: "raise the open-file limit (ulimit -n) or use fewer --num-proc",
+}
+
+
+def describe_os_error(error: OSError, limit: int = 300) -> str:
+    """One line for an :class:`OSError`: the system's reason, the file, and the fix when there is a usual one."""
+    reason = error.strerror or (str(error).splitlines()[0] if str(error) else type(error).__name__)
+    where = f" ({error.filename})" if error.filename else ""
+    code = error.errno
+    if code is None:  # pyarrow and others put the errno only in the message: "[Errno 28] No space left on device"
+        code = next((number for number in _OS_ERROR_FIXES if f"[Errno {number}]" in str(error)), None)
+    fix = _OS_ERROR_FIXES.get(code)
+    line = f"{reason}{where}" + (f"; {fix}" if fix else "")
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ def resolve_data_dir(data_dir=None) -> Path:
         data_dir = os.environ.get(ENV_VAR)
     if data_dir is not None:
         path = Path(data_dir).expanduser()
+        source = "--data-dir" if os.environ.get(ENV_VAR) != str(data_dir) else f"${ENV_VAR}"
+        if path.exists() and not path.is_dir():
+            raise DialshiftError(f"data directory {path} ({source}) is a file, not a directory; point {source} at the "
+                                 f"folder that holds the raw corpora")
         if not path.is_dir():
             raise DialshiftError(f"data directory {path} does not exist; pass --data-dir or set {ENV_VAR}")
         return path.resolve()

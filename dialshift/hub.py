@@ -6,34 +6,65 @@ A folder holds one sub-folder of parquet files per config (``<config>/<split>-00
 from ``hub_cards/dataset_card.md``. Such a folder loads offline with ``datasets.load_dataset(folder, config)`` and
 uploads unchanged to the Hub.
 
-Writes are atomic: the new folder is assembled beside the target and swapped in by renames, so an interrupted build
-leaves the previous folder intact. The same inputs give byte-identical files.
+Safety rules (docs/safety.md):
+
+* The builder only replaces what it owns. It marks its folders with ``.dialshift-build.json`` (the files it wrote),
+  refuses any other non-empty folder, and carries every file it did not write (notes, ``.git/``) into the new folder.
+* Writes are atomic: the new folder is assembled beside the target and swapped in by renames (:mod:`dialshift.io`),
+  so an interrupted build leaves the previous folder intact; the next build removes the leftovers.
+* Writers of one folder take a lock beside it (``.<name>.lock``) and read the folder's state only under it, so two
+  builds into one folder merge instead of losing a config.
+* The card records a fingerprint (size, sha256) of every parquet file; ``validate`` and a rebuild check it.
+* A card's ``data_files`` only name files inside the folder; a push never deletes remote files unless asked to.
+
+The same inputs give byte-identical files.
 """
 
 import hashlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from tqdm.auto import tqdm
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
+from dialshift.io import (
+    atomic_write,
+    remove_stale_temporaries,
+    restore_interrupted_swap,
+    swap_folder,
+    temporary_sibling,
+)
 
 README = "README.md"
 CARD_TEMPLATE = "dataset_card.md"
 SECTION_START = "<!-- dialshift:family {name} -->"
 SECTION_END = "<!-- dialshift:end {name} -->"
-#: The card's YAML key holding dialshift's own metadata: ``{version, configs: {name: {config, facts}}}``.
+#: The card's YAML key holding dialshift's own metadata: ``{version, configs: {name: {config, facts, files}}}``.
 METADATA_KEY = "dialshift"
+#: The file that marks a folder as written by ``dialshift build``; it lists the files the builder owns there.
+MARKER = ".dialshift-build.json"
+MARKER_FORMAT = 1
+#: Seconds a build waits for another build of the same folder before giving up.
+LOCK_TIMEOUT = 3600.0
+#: Foreign entries named in a refusal (the rest are counted).
+SHOWN_FOREIGN = 5
 
 
 def parquet_name(split: str) -> str:
     return f"{split}-00000-of-00001.parquet"
+
+
+def rebuild_hint(folder, name: str) -> str:
+    """The fix for a damaged or missing config: the command that rebuilds it."""
+    return f"rebuild that config: dialshift build --config {name} --out {folder}"
 
 
 @dataclass
@@ -48,6 +79,154 @@ class FamilyCard:
     citation: str = ""
 
 
+# ----------------------------------------------------------------------------------------------- ownership
+
+
+def output_path(out_dir) -> Path:
+    """The absolute path of an output folder (a symlinked folder is followed: the build writes where it points)."""
+    path = Path(out_dir).expanduser().absolute()
+    return path.resolve() if path.is_symlink() else path
+
+
+def read_marker(folder) -> dict | None:
+    """The folder's build marker (``{"tool", "format", "version", "files"}``), or ``None`` when it has none."""
+    path = Path(folder) / MARKER
+    if not path.is_file():
+        return None
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(marker, dict) or marker.get("tool") != "dialshift" or not isinstance(marker.get("files"), list):
+        return None
+    return marker
+
+
+def owned_files(folder) -> set[str] | None:
+    """Relative paths (POSIX) of the files ``dialshift build`` wrote in ``folder``, or ``None`` if it did not build it.
+
+    From the marker; a folder built before markers existed is recognised by the ``dialshift`` block of its card, and
+    then owns its card and the parquet files its card declares.
+    """
+    folder = Path(folder)
+    marker = read_marker(folder)
+    if marker is not None:
+        return {str(path) for path in marker["files"]} | {MARKER}
+    if not (folder / README).is_file():
+        return None
+    try:
+        card = read_card(folder)
+        if METADATA_KEY not in card.data.to_dict():
+            return None
+        declared = declared_configs(folder)
+    except DialshiftError:
+        return None
+    return {README} | {f"{name}/{parquet_name(split)}" for name, splits in declared.items() for split in splits}
+
+
+def check_output_folder(out_dir, *, protected=()) -> Path:
+    """Refuse an output folder the builder must not replace; return its absolute path.
+
+    Fine: a missing or empty folder, or one ``dialshift build`` wrote. Refused with one line: a file; a non-empty
+    folder without the marker (naming what it holds); a folder that is, is inside or contains one of ``protected``
+    (the raw data directory).
+    """
+    out_dir = output_path(out_dir)
+    real = out_dir.resolve()
+    for folder in protected:
+        folder = Path(folder).expanduser().resolve()
+        if real == folder or folder in real.parents or real in folder.parents:
+            relation = "is" if real == folder else ("is inside" if folder in real.parents else "contains")
+            raise DialshiftError(f"--out {out_dir} {relation} the raw data directory {folder}; "
+                                 f"choose an output folder outside it")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise DialshiftError(f"output path {out_dir} exists and is not a directory; choose another --out")
+    if not out_dir.is_dir():
+        return out_dir
+    try:
+        entries = sorted(entry.name for entry in os.scandir(out_dir))
+    except OSError as error:
+        raise DialshiftError(f"cannot read output directory {out_dir}: {error.strerror}") from None
+    if entries and owned_files(out_dir) is None:
+        shown = ", ".join(entries[:SHOWN_FOREIGN]) + (f" and {len(entries) - SHOWN_FOREIGN} more"
+                                                      if len(entries) > SHOWN_FOREIGN else "")
+        raise DialshiftError(f"{out_dir} is not a dialshift dataset folder (no {MARKER}) and is not empty: "
+                             f"it holds {shown}; dialshift never replaces a folder it did not build: "
+                             f"choose a new or empty --out")
+    return out_dir
+
+
+def lock_path(out_dir) -> Path:
+    """The lock file every writer of ``out_dir`` holds: ``.<name>.lock`` beside it (not inside: the folder is
+    swapped). It stays after the build (an empty file; deleting a lock file others may wait on is not safe) and may
+    be deleted when no build runs."""
+    out_dir = Path(out_dir)
+    return out_dir.parent / f".{out_dir.name}.lock"
+
+
+@contextmanager
+def folder_lock(out_dir, timeout: float | None = None):
+    """Hold the lock of ``out_dir`` (re-entrant within a thread). A second writer waits (saying so on stderr) up to
+    ``timeout`` seconds (default :data:`LOCK_TIMEOUT`), then fails with one line. On first acquisition, a swap that
+    was killed half-way is undone and stale temporary folders of ``out_dir`` are removed: holding the lock, no other
+    writer can be using them."""
+    from filelock import FileLock, Timeout
+
+    out_dir = Path(out_dir)
+    path = lock_path(out_dir)
+    lock = FileLock(path, is_singleton=True)
+    outermost = not lock.is_locked
+    if outermost:
+        _ensure_writable(out_dir.parent)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            print(f"dialshift: {out_dir} is being written by another dialshift process; waiting for it (lock {path})",
+                  file=sys.stderr)
+            limit = LOCK_TIMEOUT if timeout is None else timeout
+            try:
+                lock.acquire(timeout=limit)
+            except Timeout:
+                raise DialshiftError(f"{out_dir}: another dialshift process held the lock {path} for {limit:g} s; "
+                                     f"wait for it to finish and run again") from None
+    else:
+        lock.acquire()
+    try:
+        if outermost:
+            restore_interrupted_swap(out_dir)
+            remove_stale_temporaries(out_dir, locked=True)
+        yield
+    finally:
+        lock.release()
+
+
+def _carry_over(old: Path, new: Path, owned: set[str]) -> None:
+    """Put every file of ``old`` that the builder did not write into ``new`` at the same relative path (hard links,
+    else copies; symlinks stay symlinks; empty folders are kept). Nothing in ``old`` changes."""
+    owned_dirs = {PurePosixPath(path).parts[0] for path in owned if len(PurePosixPath(path).parts) > 1}
+    for dirpath, dirnames, filenames in os.walk(old):  # never follows symlinked folders
+        here = Path(dirpath)
+        relative_dir = here.relative_to(old)
+        if relative_dir != Path(".") and not dirnames and not filenames:
+            (new / relative_dir).mkdir(parents=True, exist_ok=True)
+        for name in filenames + [name for name in dirnames if (here / name).is_symlink()]:
+            relative = (relative_dir / name).as_posix()
+            if relative in owned or (relative in owned_dirs and (here / name).is_symlink()):
+                continue
+            target = new / relative
+            if target.exists() or target.is_symlink():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = here / name
+            if source.is_symlink():
+                os.symlink(os.readlink(source), target)
+                continue
+            try:
+                os.link(source, target)
+            except OSError:
+                shutil.copy2(source, target)
+
+
 # ----------------------------------------------------------------------------------------------- writing
 
 
@@ -57,41 +236,60 @@ def write_hub_folder(
 ) -> Path:
     """Write ``{config_name: DatasetDict}`` and the card into ``out_dir`` atomically; return the folder path.
 
-    ``keep`` names configs of the existing ``out_dir`` to carry over unchanged: their files are copied and their
-    ``dataset_info`` reused, never re-read or re-written. ``metadata`` is ``{config: {...}}`` (typed config and build
-    facts) stored under the card's ``dialshift`` key; a kept config keeps its entry unless ``metadata`` replaces it.
-    Configs are written in sorted order so the README is independent of build order.
+    ``keep`` names configs of the existing ``out_dir`` to carry over unchanged: their files are checked against the
+    card's fingerprint and copied, their ``dataset_info`` reused, never re-read or re-written. ``metadata`` is
+    ``{config: {...}}`` (typed config and build facts) stored under the card's ``dialshift`` key, with each config's
+    file fingerprints added; a kept config keeps its entry unless ``metadata`` replaces it. Configs are written in
+    sorted order so the README is independent of build order. Files in ``out_dir`` the builder did not write are
+    carried over; a folder it did not build is refused (:func:`check_output_folder`). The whole write holds
+    :func:`folder_lock`; callers that read the folder's state to decide ``keep`` should hold it around that too.
     """
-    out_dir = Path(out_dir).expanduser().absolute()
+    out_dir = output_path(out_dir)
     parent = out_dir.parent
     _ensure_writable(parent)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise DialshiftError(f"output path {out_dir} exists and is not a directory; choose another --out")
     keep = sorted(set(keep) - set(configs))
     if not configs and not keep:
         raise DialshiftError("nothing to write: no config was built")
     for name in configs:
         _check_config_name(name)
-    old_infos, old_meta = (_card_infos(out_dir), folder_metadata(out_dir)) if keep else ({}, {})
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
-    try:
-        infos = {}
-        with _quiet_datasets():
-            for name in tqdm(sorted(configs), desc="writing parquet", unit="config", disable=not progress):
-                infos[name] = _write_config(tmp, name, configs[name])
+    with folder_lock(out_dir):
+        check_output_folder(out_dir)
+        owned = (owned_files(out_dir) or set()) if out_dir.is_dir() else set()
+        old_infos, old_meta = (_card_infos(out_dir), folder_metadata(out_dir)) if keep else ({}, {})
         for name in keep:
             if name not in old_infos:
-                raise DialshiftError(f"{out_dir / README}: no dataset_info for config {name!r} to keep; rebuild it")
-            shutil.copytree(out_dir / name, tmp / name)
-            infos[name] = old_infos[name]
-        meta = {name: entry for name, entry in old_meta.items() if name in keep}
-        meta.update({name: entry for name, entry in (metadata or {}).items() if name in infos})
-        (tmp / README).write_text(render_card(infos, cards, pretty_name=pretty_name, folder=tmp, metadata=meta),
-                                  encoding="utf-8")
-        _swap_in(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+                raise DialshiftError(f"{out_dir / README}: no dataset_info for config {name!r} to keep; "
+                                     f"{rebuild_hint(out_dir, name)}")
+            problems = check_config_files(out_dir, name, sorted(old_infos[name].splits),
+                                          old_meta.get(name, {}).get("files"))
+            if problems:
+                raise DialshiftError(f"cannot keep config {name!r}: {problems[0]}")
+        tmp = temporary_sibling(out_dir)
+        tmp.mkdir()
+        try:
+            infos = {}
+            with _quiet_datasets():
+                for name in tqdm(sorted(configs), desc="writing parquet", unit="config", disable=not progress):
+                    infos[name] = _write_config(tmp, name, configs[name])
+            for name in keep:
+                shutil.copytree(out_dir / name, tmp / name)
+                infos[name] = old_infos[name]
+            meta = {name: dict(entry) for name, entry in old_meta.items() if name in keep}
+            meta.update({name: dict(entry) for name, entry in (metadata or {}).items() if name in infos})
+            for name in infos:
+                entry = meta.setdefault(name, {})
+                if name in configs or "files" not in entry:
+                    entry["files"] = config_fingerprints(tmp, name, sorted(infos[name].splits))
+            atomic_write(tmp / README, render_card(infos, cards, pretty_name=pretty_name, folder=tmp, metadata=meta))
+            written = sorted({README} | {path for entry in meta.values() for path in entry["files"]})
+            atomic_write(tmp / MARKER, json.dumps({"tool": "dialshift", "format": MARKER_FORMAT,
+                                                   "version": __version__, "files": written}, indent=2) + "\n")
+            if out_dir.is_dir():
+                _carry_over(out_dir, tmp, owned | set(written))
+            swap_folder(tmp, out_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     return out_dir
 
 
@@ -140,25 +338,60 @@ def _ensure_writable(parent: Path) -> None:
 
 
 def _check_config_name(name: str) -> None:
-    if not name or "/" in name or name.startswith("."):
+    if not name or "/" in name or "\\" in name or name.startswith(".") or name in (README, MARKER):
         raise DialshiftError(f"invalid config name {name!r}: use letters, digits, '_', '.' and '-'")
 
 
-def _swap_in(tmp: Path, out_dir: Path) -> None:
-    """Replace ``out_dir`` by ``tmp`` with renames; the old folder survives until the new one is in place."""
-    os.chmod(tmp, 0o755)
-    if not out_dir.exists():
-        os.rename(tmp, out_dir)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-    os.rmdir(old)
-    os.rename(out_dir, old)
-    try:
-        os.rename(tmp, out_dir)
-    except BaseException:
-        os.rename(old, out_dir)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+# ----------------------------------------------------------------------------------------------- fingerprints
+
+
+def file_fingerprint(path) -> dict:
+    """``{"size": bytes, "sha256": hex}`` of one file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"size": Path(path).stat().st_size, "sha256": digest.hexdigest()}
+
+
+def config_fingerprints(folder, name: str, splits) -> dict:
+    """``{"<config>/<file>": file_fingerprint}`` for the parquet file of each split of config ``name``."""
+    return {f"{name}/{parquet_name(split)}": file_fingerprint(Path(folder) / name / parquet_name(split))
+            for split in splits}
+
+
+def check_config_files(folder, name: str, splits, recorded: dict | None = None) -> list[str]:
+    """Problems with config ``name``'s parquet files, one line each, naming the file and the fix: missing, not a
+    readable parquet file (truncated, damaged), or different from the ``recorded`` fingerprint (size, sha256)."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    problems = []
+    for split in splits:
+        relative = f"{name}/{parquet_name(split)}"
+        path = folder / relative
+        if not path.is_file():
+            problems.append(f"{relative}: file is missing (the card declares config {name!r}); "
+                            f"{rebuild_hint(folder, name)}")
+            continue
+        try:
+            pq.read_metadata(path)
+        except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            problems.append(f"{relative}: not a readable parquet file, truncated or damaged ({reason}); "
+                            f"{rebuild_hint(folder, name)}")
+            continue
+        expected = (recorded or {}).get(relative)
+        if not expected:
+            continue
+        actual = file_fingerprint(path)
+        if actual["size"] != expected.get("size"):
+            problems.append(f"{relative}: {actual['size']:,} bytes, the card recorded {expected.get('size')} at build "
+                            f"time (changed or replaced); {rebuild_hint(folder, name)}")
+        elif actual["sha256"] != expected.get("sha256"):
+            problems.append(f"{relative}: content differs from the sha256 the card recorded at build time (changed, "
+                            f"or swapped with another config's file); {rebuild_hint(folder, name)}")
+    return problems
 
 
 # ----------------------------------------------------------------------------------------------- the card
@@ -249,16 +482,69 @@ def read_card(folder):
         raise DialshiftError(f"{path}: unreadable card front matter ({error})") from None
 
 
-def declared_configs(folder) -> dict[str, dict[str, str]]:
-    """``{config: {split: data_files pattern}}`` as declared in the README YAML."""
+def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:
+    """``{config: {split: data_files pattern(s)}}`` as declared in the README YAML.
+
+    A dataset folder only reads inside itself: a ``data_files`` entry that is absolute, a URL or climbs out with
+    ``..`` is refused with one line (``datasets`` would follow ``../`` out of the folder).
+    """
     card = read_card(folder)
     declared = {}
     for entry in card.data.to_dict().get("configs") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
+            raise DialshiftError(f"{Path(folder) / README}: a `configs` entry has no config_name: {entry!r:.80}")
+        name = entry["config_name"]
         files = entry.get("data_files") or []
-        if isinstance(files, str):
+        if isinstance(files, (str, list)) and all(isinstance(item, str) for item in _as_list(files)):
             files = [{"split": "train", "path": files}]
-        declared[entry["config_name"]] = {item["split"]: item["path"] for item in files}
+        splits = {}
+        for item in files:
+            if not isinstance(item, dict) or "path" not in item:
+                raise DialshiftError(f"{Path(folder) / README}: config {name!r}: a data_files entry has no path: "
+                                     f"{item!r:.80}")
+            split = str(item.get("split", "train"))
+            for pattern in _as_list(item["path"]):
+                _check_inside(folder, name, split, pattern)
+            splits[split] = item["path"]
+        declared[name] = splits
     return declared
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _check_inside(folder, name: str, split: str, pattern) -> None:
+    """Refuse a ``data_files`` pattern that could read outside the dataset folder."""
+    text = str(pattern)
+    posix, windows = PurePosixPath(text.replace("\\", "/")), PureWindowsPath(text)
+    if not text or "://" in text or posix.is_absolute() or windows.is_absolute() or windows.drive \
+            or ".." in posix.parts:
+        raise DialshiftError(f"{Path(folder) / README}: config {name!r} split {split!r}: data_files path {text!r} "
+                             f"points outside the dataset folder; a dataset folder only reads files inside itself "
+                             f"(write it relative, e.g. {name}/{split}-*)")
+
+
+def resolve_data_files(folder, config: str) -> dict[str, list[Path]]:
+    """``{split: [parquet paths]}`` of ``config``: its card's ``data_files`` patterns matched inside ``folder``.
+
+    The one place that turns a card's patterns into files: patterns leaving the folder, an unknown config and a
+    split whose pattern matches no file are each refused with one line naming the fix.
+    """
+    folder = Path(folder)
+    declared = declared_configs(folder)
+    if config not in declared:
+        have = ", ".join(sorted(declared)) or "none"
+        raise DialshiftError(f"{folder / README}: no config {config!r} (it declares: {have})")
+    result = {}
+    for split, patterns in sorted(declared[config].items()):
+        paths = sorted({path for pattern in _as_list(patterns) for path in folder.glob(str(pattern))
+                        if path.is_file()})
+        if not paths:
+            raise DialshiftError(f"{folder}: config {config!r} split {split!r}: no file matches {patterns!r}; "
+                                 f"{rebuild_hint(folder, config)}")
+        result[split] = paths
+    return result
 
 
 def folder_metadata(folder) -> dict:
@@ -302,9 +588,12 @@ class ValidationReport:
 def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progress: bool = False) -> ValidationReport:
     """Check that every declared config loads with ``datasets.load_dataset`` and matches its declaration.
 
-    Checks: the card exists with a body; every config declared under ``configs`` has ``dataset_info`` with the same
-    splits; no split's files are missing; the loaded features and row counts equal the declared ones; no parquet file
-    is left undeclared; and every config in ``expected_configs`` (e.g. a family's list) is present.
+    Checks: the card exists with a body; its ``data_files`` stay inside the folder (else one-line error); every
+    config declared under ``configs`` has ``dataset_info`` with the same splits; every split's file is present, is a
+    readable parquet file and matches the size and sha256 the card recorded at build time (so files swapped between
+    configs are caught); the loaded features and row counts equal the declared ones; no parquet file is left
+    undeclared; and every config in ``expected_configs`` (e.g. a family's list) is present. Each problem is one line
+    naming the file and the fix.
     """
     import datasets
     from datasets.info import DatasetInfosDict
@@ -318,18 +607,28 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
     if not declared:
         report.problems.append(f"{README}: declares no configs")
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    recorded = folder_metadata(folder)
     for missing in sorted(set(expected_configs or ()) - set(declared)):
         report.problems.append(f"{missing}: expected config is not in the folder")
-    listed = set(datasets.get_dataset_config_names(str(folder)))
-    for name in sorted(set(declared) - listed):
-        report.problems.append(f"{name}: not listed by datasets.get_dataset_config_names")
+    file_problems = {name: check_config_files(folder, name, sorted(files), recorded.get(name, {}).get("files"))
+                     for name, files in sorted(declared.items())}
+    if not any(file_problems.values()):  # datasets raises on a missing data file: list only a complete folder
+        try:
+            listed = set(datasets.get_dataset_config_names(str(folder)))
+        except Exception as error:  # datasets' errors vary by version
+            listed = set(declared)
+            report.problems.append(f"{README}: datasets cannot list the configs ({type(error).__name__}: "
+                                   f"{str(error).splitlines()[0] if str(error) else ''})")
+        for name in sorted(set(declared) - listed):
+            report.problems.append(f"{name}: not listed by datasets.get_dataset_config_names")
 
     cache = Path(cache_dir) if cache_dir else Path(tempfile.mkdtemp(prefix="dialshift-validate-"))
     try:
         iterator = sorted(declared.items())
         iterator = tqdm(iterator, desc="validating", unit="config", disable=not progress)
         for name, files in iterator:
-            report.problems.extend(_validate_config(folder, name, files, infos.get(name), cache, report.rows))
+            report.problems.extend(file_problems[name] or
+                                   _validate_config(folder, name, files, infos.get(name), cache, report.rows))
     finally:
         if not cache_dir:
             shutil.rmtree(cache, ignore_errors=True)
@@ -348,20 +647,18 @@ def _parquet_features(path: Path):
 
 
 def _validate_config(folder: Path, name: str, files: dict, info, cache: Path, rows: list) -> list[str]:
+    """Load one config whose files :func:`check_config_files` accepted and compare it with its declaration."""
     import datasets
 
     problems = []
     if info is None:
-        return [f"{name}: no dataset_info entry in {README}"]
+        return [f"{name}: no dataset_info entry in {README}; {rebuild_hint(folder, name)}"]
     declared_splits = set(info.splits or {})
     if declared_splits != set(files):
         problems.append(f"{name}: data_files splits {sorted(files)} differ from dataset_info splits "
                         f"{sorted(declared_splits)}")
     for split in sorted(files):
-        path = folder / name / parquet_name(split)
-        if not path.is_file():
-            problems.append(f"{name}/{split}: file {name}/{parquet_name(split)} is missing")
-        elif info.features is not None and _parquet_features(path) != info.features:
+        if info.features is not None and _parquet_features(folder / name / parquet_name(split)) != info.features:
             problems.append(f"{name}/{split}: the parquet file's features differ from the declaration in {README}")
     if problems:
         return problems
@@ -396,24 +693,94 @@ def upload_plan(folder) -> list[str]:
     return files
 
 
-def push_hub_folder(folder, repo_id: str, *, token=None, private: bool = False, revision=None, api=None) -> str:
-    """Validate the folder, then upload it as a dataset repo (one commit); return the commit URL."""
+def check_repo_id(repo_id: str) -> str:
+    """Refuse a repository id that is not ``ORG/NAME`` (one line), before any work."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise DialshiftError(f"--repo-id {repo_id!r:.80} must look like ORG/NAME, e.g. my-org/dialshift")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        reason = str(error).splitlines()[0][:160]
+        raise DialshiftError(f"--repo-id {repo_id!r:.80} is not a valid Hub repository id ({reason})") from None
+    return repo_id
+
+
+def make_api(token=None):
+    """The Hub client (tests replace this function with a fake)."""
     from huggingface_hub import HfApi
 
+    return HfApi(token=token)
+
+
+@dataclass
+class PushPlan:
+    """What a push does: ``uploads`` (local relative paths = paths in the repo), ``deletions`` (remote paths, only
+    with ``delete_remote_extras``), ``kept_remote`` (remote parquet files not in the folder, left alone) and
+    ``remote_error`` (why the remote files could not be listed, else ``None``)."""
+
+    uploads: list
+    deletions: list = field(default_factory=list)
+    kept_remote: list = field(default_factory=list)
+    remote_error: str | None = None
+
+
+def push_plan(folder, repo_id: str, *, api, revision=None, delete_remote_extras: bool = False,
+              strict: bool = True) -> PushPlan:
+    """Compare the folder's :func:`upload_plan` with the remote repository's files.
+
+    Remote parquet files the folder does not have are kept unless ``delete_remote_extras``; other remote files
+    (``.gitattributes``, images) are never deleted. A repository or branch that does not exist yet has no files.
+    With ``strict=False`` a failure to list the remote files is recorded in ``remote_error`` instead of raised.
+    """
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    plan = PushPlan(uploads=upload_plan(folder))
+    try:
+        remote = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+    except (RepositoryNotFoundError, RevisionNotFoundError):
+        remote = []
+    except Exception as error:  # offline, network, auth
+        if strict:
+            raise
+        plan.remote_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        return plan
+    extras = sorted(path for path in remote if path.endswith(".parquet") and path not in plan.uploads)
+    if delete_remote_extras:
+        plan.deletions = extras
+    else:
+        plan.kept_remote = extras
+    return plan
+
+
+def push_hub_folder(folder, repo_id: str, *, token=None, private: bool = False, revision=None, api=None,
+                    delete_remote_extras: bool = False) -> str:
+    """Validate the folder, then upload its card and declared parquet files as a dataset repo in one commit; return
+    the commit URL.
+
+    Files are uploaded by their declared paths, so a symlinked config folder is uploaded like any other. Remote
+    files the folder does not have are kept; with ``delete_remote_extras`` the remote parquet files not in the
+    folder are deleted in the same commit.
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    check_repo_id(repo_id)
+    folder = Path(folder)
     report = validate_hub_folder(folder)
     if not report.ok:
         raise DialshiftError(f"{folder} does not validate ({report.problems[0]}); run `dialshift validate {folder}`")
-    if "/" not in repo_id:
-        raise DialshiftError(f"--repo-id {repo_id!r} must look like ORG/NAME")
-    api = api or HfApi(token=token)
+    api = api or make_api(token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(
-        folder_path=str(folder),
+    plan = push_plan(folder, repo_id, api=api, revision=revision, delete_remote_extras=delete_remote_extras,
+                     strict=delete_remote_extras)
+    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in plan.uploads]
+    operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
+    commit = api.create_commit(
         repo_id=repo_id,
         repo_type="dataset",
         revision=revision,
-        allow_patterns=upload_plan(folder),
-        delete_patterns=["*.parquet"],
+        operations=operations,
         commit_message=f"dialshift {__version__}: {len(declared_configs(folder))} configs",
     )
     return str(getattr(commit, "commit_url", commit))

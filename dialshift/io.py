@@ -1,30 +1,165 @@
-"""Small file helpers shared by the whole package.
+"""Safe file and folder writes shared by the whole package: readers never see half-written output, and an
+interrupted write never costs the previous version or leaves litter that the next run does not clean.
 
-* :func:`atomic_write`: write text or bytes to a file so that readers see either the old or the new content, never a
-  half-written file (a temporary file in the same folder, then ``os.replace``).
+* :func:`atomic_output`: a context manager yielding a temporary path beside the target; on success it is renamed over
+  the target (``os.replace``), on failure it is removed. Use it for writers that want a path (``savefig``,
+  ``to_parquet``); it is the one atomic-write routine of the package.
+* :func:`atomic_write`: write text or bytes to a file atomically (on :func:`atomic_output`).
 * :func:`write_json_atomic`: the same for a JSON document (indented, sorted keys, trailing newline: stable diffs).
+* :func:`swap_folder`: replace a folder by a fully written staging folder with renames, so that the old folder
+  survives until the new one is in place.
+* :func:`temporary_sibling` / :func:`remove_stale_temporaries`: every temporary name is ``.<name>.tmp-<pid>-<random>``
+  (``.<name>.old-<pid>-<random>`` for a folder being swapped out) beside its target; a later run removes the ones
+  whose writer is gone (SIGKILL, power loss), and only those: it never touches a name it did not make.
 """
 
 import json
 import os
+import secrets
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
+
+#: The kinds of temporary names: ``tmp`` for output being written, ``old`` for a folder being swapped out.
+TEMPORARY_KINDS = ("tmp", "old")
+
+
+def temporary_sibling(path, kind: str = "tmp") -> Path:
+    """A fresh name ``.<name>.<kind>-<pid>-<random>`` in the same folder as ``path`` (so renames stay on one
+    filesystem); ``kind`` is ``tmp`` or ``old``. Nothing is created."""
+    if kind not in TEMPORARY_KINDS:
+        raise ValueError(f"kind must be one of {TEMPORARY_KINDS}, got {kind!r}")
+    path = Path(path)
+    return path.parent / f".{path.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _writer_pid(temporary: Path, target_name: str, kind: str) -> int | None:
+    """The pid embedded in a name :func:`temporary_sibling` made for ``target_name``, else ``None``."""
+    prefix = f".{target_name}.{kind}-"
+    if not temporary.name.startswith(prefix):
+        return None
+    pid, _, token = temporary.name[len(prefix):].partition("-")
+    return int(pid) if pid.isdigit() and token else None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+    """The temporary siblings of ``path`` (``.<name>.tmp-*``, ``.<name>.old-*`` as made by
+    :func:`temporary_sibling`) whose writer (the pid in the name) is gone. With ``locked=True`` the caller holds the
+    lock every writer of ``path`` takes, so every ``.<name>.tmp-*`` / ``.<name>.old-*`` sibling is stale, whatever
+    its suffix (older versions named them ``.<name>.tmp-<random>``)."""
+    path = Path(path)
+    found = []
+    for kind in TEMPORARY_KINDS:
+        for candidate in sorted(path.parent.glob(f".{glob_escape(path.name)}.{kind}-*")):
+            if locked:  # every writer of path holds the lock: whatever made it is gone
+                found.append(candidate)
+                continue
+            pid = _writer_pid(candidate, path.name, kind)
+            if pid is not None and pid != os.getpid() and not _process_alive(pid):
+                found.append(candidate)
+    return found
+
+
+def remove_stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+    """Remove :func:`stale_temporaries` of ``path`` (files or folders, never following symlinks); return them."""
+    removed = []
+    for candidate in stale_temporaries(path, locked=locked):
+        try:
+            if candidate.is_dir() and not candidate.is_symlink():
+                shutil.rmtree(candidate)
+            else:
+                candidate.unlink()
+        except FileNotFoundError:  # another process cleaned it first
+            continue
+        removed.append(candidate)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped (``[``, ``*``, ``?``), for use as a literal in ``Path.glob``."""
+    import glob
+
+    return glob.escape(name)
+
+
+@contextmanager
+def atomic_output(path):
+    """Yield a temporary path beside ``path``; on normal exit it replaces ``path`` (``os.replace``), on an exception
+    it is removed. Parent folders are created; stale temporaries of ``path`` from dead writers are removed first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
+    temporary = temporary_sibling(path)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except BaseException:
+        if temporary.is_dir() and not temporary.is_symlink():
+            shutil.rmtree(temporary, ignore_errors=True)
+        else:
+            temporary.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write(path, data: str | bytes) -> Path:
     """Write ``data`` (``str`` as UTF-8, or ``bytes``) to ``path`` atomically, creating parent folders."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.parent / f".{path.name}.{os.getpid()}.tmp"  # same folder: the rename stays on one filesystem
-    try:
+    with atomic_output(path) as temporary:
         with open(temporary, "wb") as handle:  # plain open: the file gets the usual (umask) permissions
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+            handle.flush()
+            os.fsync(handle.fileno())
     return path
 
 
 def write_json_atomic(path, data) -> Path:
     """Write ``data`` as JSON (indent 2, sorted keys, trailing newline) to ``path`` atomically."""
     return atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def swap_folder(staging, target) -> None:
+    """Replace the folder ``target`` by the complete folder ``staging`` (same parent folder) with renames.
+
+    The old folder is renamed to a ``.<name>.old-*`` sibling, the staging folder renamed into place, then the old one
+    removed; if the second rename fails the old folder is renamed back. A kill between the two renames leaves the
+    old folder under its ``.old-*`` name: :func:`restore_interrupted_swap` puts it back.
+    """
+    staging, target = Path(staging), Path(target)
+    os.chmod(staging, 0o755)  # mkdtemp makes 0o700 folders
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    old = temporary_sibling(target, "old")
+    os.rename(target, old)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def restore_interrupted_swap(target) -> Path | None:
+    """If ``target`` is missing and a ``.<name>.old-*`` sibling exists (a swap killed between its renames), rename
+    the newest such sibling back to ``target`` and return it. Call it holding the lock every writer of ``target``
+    takes."""
+    target = Path(target)
+    if target.exists() or target.is_symlink():
+        return None
+    olds = [p for p in target.parent.glob(f".{glob_escape(target.name)}.old-*")
+            if _writer_pid(p, target.name, "old") is not None and p.is_dir()]
+    if not olds:
+        return None
+    newest = max(olds, key=lambda p: p.stat().st_mtime_ns)
+    os.rename(newest, target)
+    return newest

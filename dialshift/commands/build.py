@@ -15,8 +15,10 @@ def register(subparsers) -> None:
         description=(
             "Build benchmark configs from the raw corpora into a Hub dataset folder (parquet per config and split, "
             "README card with `configs:`, `dataset_info` and each config's typed description). Configs already in the "
-            "folder that are not rebuilt are kept as they are (their files copied, not re-read); the folder is "
-            "replaced atomically. With no --family/--config, every config is built."
+            "folder that are not rebuilt are kept as they are (their files checked and copied, not re-read); the "
+            "folder is replaced atomically, and files in it that dialshift did not write are carried over. Only an "
+            "empty folder or one dialshift built (it holds .dialshift-build.json) is accepted as --out; two builds "
+            "into one folder wait for each other and merge. With no --family/--config, every config is built."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -42,16 +44,23 @@ def run(args) -> int:
 
     from dialshift.data_dir import resolve_data_dir
     from dialshift.errors import DialshiftError
-    from dialshift.hub import FamilyCard, declared_configs, folder_metadata, write_hub_folder
+    from dialshift.hub import (
+        README,
+        FamilyCard,
+        check_output_folder,
+        declared_configs,
+        folder_lock,
+        folder_metadata,
+        write_hub_folder,
+    )
     from dialshift.registry import BuildContext, families, options_from_arguments, select_configs
 
     if args.num_proc < 1:
         raise DialshiftError(f"--num-proc must be at least 1, got {args.num_proc}")
-    out = Path(args.out).expanduser().absolute()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "README.md").is_file())):
-        raise DialshiftError(f"{out} exists and is not a dialshift dataset folder; choose another --out")
     selection = select_configs(args.family, args.config)
     data_dir = resolve_data_dir(args.data_dir)
+    # Refuse a folder we may not replace before the (long) build; checked again under the lock when writing.
+    out = check_output_folder(args.out, protected=[data_dir])
     registered = families()
     start = time.perf_counter()
     built, metadata = {}, {}
@@ -67,18 +76,22 @@ def run(args) -> int:
             metadata[name] = {"config": declared[name].to_dict(), "facts": result.facts.get(name, {})}
     if not built:
         raise DialshiftError("no config was built; check --family/--config (see `dialshift configs`)")
-    kept = [name for name in (declared_configs(out) if (out / "README.md").is_file() else {}) if name not in built]
-    facts = {**{name: entry.get("facts", {}) for name, entry in folder_metadata(out).items() if name in kept},
-             **{name: entry["facts"] for name, entry in metadata.items()}}
     owner = {config.name: family.name for family in registered.values() for config in family.configs()}
-    cards = []
-    for family in registered.values():
-        mine = {name: fact for name, fact in facts.items() if owner.get(name) == family.name}
-        if mine:
-            cards.append(FamilyCard(name=family.name, section=family.card_section(mine), license=family.license,
-                                    languages=tuple(family.languages), task_categories=tuple(family.task_categories),
-                                    citation=family.citation))
-    write_hub_folder(out, built, cards, keep=kept, metadata=metadata, progress=not args.no_progress)
+    # The folder's state (kept configs, their facts) is read under the lock: a build that finished meanwhile is
+    # merged, never overwritten.
+    with folder_lock(out):
+        present = declared_configs(out) if (out / README).is_file() else {}
+        kept = [name for name in present if name not in built]
+        facts = {**{name: entry.get("facts", {}) for name, entry in folder_metadata(out).items() if name in kept},
+                 **{name: entry["facts"] for name, entry in metadata.items()}}
+        cards = []
+        for family in registered.values():
+            mine = {name: fact for name, fact in facts.items() if owner.get(name) == family.name}
+            if mine:
+                cards.append(FamilyCard(name=family.name, section=family.card_section(mine), license=family.license,
+                                        languages=tuple(family.languages),
+                                        task_categories=tuple(family.task_categories), citation=family.citation))
+        write_hub_folder(out, built, cards, keep=kept, metadata=metadata, progress=not args.no_progress)
     elapsed = time.perf_counter() - start
     _print_summary(out, built, kept, owner, elapsed)
     return 0

@@ -7,8 +7,10 @@ def register(subparsers) -> None:
         help="upload a built folder to the Hub",
         description=(
             "Validate a folder written by `dialshift build`, then upload its card and parquet files as a dataset "
-            "repository in one commit (stale parquet files on the Hub are deleted). Needs a network and a token "
-            "(--token or `hf auth login`). --dry-run prints the files and the card instead."
+            "repository in one commit. Remote files the folder does not have (e.g. configs pushed from another "
+            "folder) are kept; --delete-remote-extras deletes the remote parquet files the folder does not have. "
+            "Needs a network and a token (--token or `hf auth login`). --dry-run lists the uploads and deletions "
+            "instead."
         ),
     )
     parser.add_argument("folder", metavar="DIR")
@@ -16,31 +18,47 @@ def register(subparsers) -> None:
     parser.add_argument("--token", help="Hub token (default: the logged-in one)")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--revision", help="branch to push to")
-    parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded, upload nothing")
+    parser.add_argument("--delete-remote-extras", action="store_true",
+                        help="also delete the repository's parquet files that are not in this folder (default: keep)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="list what would be uploaded and deleted, change nothing")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     from dialshift.errors import DialshiftError
-    from dialshift.hub import push_hub_folder, read_card, upload_plan, validate_hub_folder
+    from dialshift.hub import check_repo_id, make_api, push_hub_folder, push_plan, read_card, validate_hub_folder
 
+    check_repo_id(args.repo_id)
     if args.dry_run:
         report = validate_hub_folder(args.folder)
         if not report.ok:
             raise DialshiftError(f"{args.folder} does not validate ({report.problems[0]})")
-        files = upload_plan(args.folder)
-        print(f"would upload {len(files)} files to datasets/{args.repo_id}:")
-        for path in files:
+        plan = push_plan(args.folder, args.repo_id, api=make_api(args.token), revision=args.revision,
+                         delete_remote_extras=args.delete_remote_extras, strict=False)
+        print(f"would upload {len(plan.uploads)} files to datasets/{args.repo_id}:")
+        for path in plan.uploads:
             print(f"  {path}")
+        if plan.remote_error:
+            print(f"remote files not listed ({plan.remote_error}): "
+                  + ("the deletions are unknown" if args.delete_remote_extras else "nothing would be deleted"))
+        else:
+            print(f"would delete {len(plan.deletions)} remote files" + (":" if plan.deletions else ""))
+            for path in plan.deletions:
+                print(f"  {path}")
+            if plan.kept_remote:
+                print(f"would keep {len(plan.kept_remote)} remote parquet files not in this folder "
+                      f"(--delete-remote-extras deletes them)")
         card = read_card(args.folder)
         print(f"card: {len(card.content):,} characters, configs: {len(card.data.to_dict().get('configs', []))}")
         return 0
     try:
         url = push_hub_folder(args.folder, args.repo_id, token=args.token, private=args.private,
-                              revision=args.revision)
+                              revision=args.revision, delete_remote_extras=args.delete_remote_extras)
     except DialshiftError:
         raise
     except Exception as error:  # network, auth: one line, no traceback
-        raise DialshiftError(f"upload to {args.repo_id} failed: {type(error).__name__}: {error}") from None
+        reason = " ".join(str(error).split())[:300]
+        raise DialshiftError(f"upload to {args.repo_id} failed: {type(error).__name__}: {reason}") from None
     print(url)
     return 0

@@ -7,8 +7,9 @@ def register(subparsers) -> None:
         help="check a built Hub dataset folder",
         description=(
             "Check a Hub dataset folder: the card is present, every declared config loads offline with "
-            "datasets.load_dataset, features and row counts match the card's dataset_info, no split is missing and "
-            "every registered config of the families present is there (unless --partial)."
+            "datasets.load_dataset, features and row counts match the card's dataset_info, no split is missing, "
+            "every parquet file matches the size and sha256 recorded at build time, the card only names files "
+            "inside the folder, and every registered config of the families present is there (unless --partial)."
         ),
     )
     parser.add_argument("folder", metavar="DIR", help="folder written by `dialshift build`")
@@ -36,6 +37,7 @@ def run(args) -> int:
     for problem in report.problems:
         print(f"FAIL {problem}")
     if not report.ok:
-        raise DialshiftError(f"{len(report.problems)} problem(s) in {report.folder}")
+        more = f" (and {len(report.problems) - 1} more above)" if len(report.problems) > 1 else ""
+        raise DialshiftError(f"{len(report.problems)} problem(s) in {report.folder}: {report.problems[0]}{more}")
     print(f"{report.folder}: {len({row[0] for row in report.rows})} configs valid")
     return 0
