@@ -40,15 +40,17 @@ def main(argv=None) -> int:
     os.environ["HF_HOME"] = str(scratch / "hf")
 
     start = time.perf_counter()
+    from dialshift_families.dailydialog import DailyDialogOptions, to_dataset
+    from dialshift_families.dailydialog.pipeline import DailyDialogShifts
+
     from dialshift.data_dir import resolve_data_dir
     from dialshift.registry import BuildContext, get_family
-    from dialshift.shifts.dailydialog import DailyDialogShifts, parse_config
     from dialshift.sources import load_source
     from dialshift.wordnet import load_wordnet
 
     data_dir = resolve_data_dir(args.data_dir)
     family = get_family("dailydialog")
-    names = [config.name for config in family.configs() if not family.optional(config.name)]
+    configs = [config for config in family.configs() if not config.optional]
     timings = {"imports": time.perf_counter() - start}
 
     mark = time.perf_counter()
@@ -60,15 +62,16 @@ def main(argv=None) -> int:
     timings["load WordNet (fresh cache)"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    context = BuildContext(data_dir=data_dir, num_proc=args.num_proc, progress=False, options={"config": names})
-    built = family.build(names, context)
-    timings[f"build {len(names)} configs (--num-proc {args.num_proc})"] = time.perf_counter() - mark
+    context = BuildContext(data_dir=data_dir, num_proc=args.num_proc, progress=False, options=DailyDialogOptions())
+    result = family.build(configs, context)
+    built = result.datasets
+    timings[f"build {len(configs)} configs (--num-proc {args.num_proc})"] = time.perf_counter() - mark
 
     from dialshift.hub import FamilyCard, write_hub_folder
 
     mark = time.perf_counter()
     out = Path(args.out) if args.out else scratch / "hub"
-    card = FamilyCard(name=family.name, section=family.card_section(built, context), license=family.license,
+    card = FamilyCard(name=family.name, section=family.card_section(result.facts), license=family.license,
                       languages=tuple(family.languages), task_categories=tuple(family.task_categories),
                       citation=family.citation)
     write_hub_folder(out, built, [card], progress=False)
@@ -87,20 +90,17 @@ def main(argv=None) -> int:
 
     per_config = {}
     if not args.no_per_config:
-        from dataset_scripts.dailydialog import to_dataset
-
-        shifts = DailyDialogShifts(dialogues, wordnet, family.shift_options(context))
+        shifts = DailyDialogShifts(dialogues, wordnet, context.options.shift_options(context.seed))
         mark = time.perf_counter()
         shifts.warm(("test",))
         shifts.source_rows("test")
         print(f"\nper config (one process; shared tables computed once in {time.perf_counter() - mark:.1f} s):")
-        for name in names:
+        for config in configs:
             mark = time.perf_counter()
-            splits = ("train", "validation", "test") if name == "source" else ("test",)
-            for split in splits:
-                to_dataset(shifts.rows(parse_config(name), split))
-            per_config[name] = time.perf_counter() - mark
-            print(f"  {name:<10} {per_config[name]:6.2f} s")
+            for split in config.splits:
+                to_dataset(shifts.rows(config, split))
+            per_config[config.name] = time.perf_counter() - mark
+            print(f"  {config.name:<12} {per_config[config.name]:6.2f} s")
         print(f"  sum {sum(per_config.values()):.1f} s, mean {sum(per_config.values()) / len(per_config):.2f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"cores": cores, "num_proc": args.num_proc, "stages": timings,
@@ -110,5 +110,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())
