@@ -2,8 +2,9 @@
 
 * :func:`reliability_diagram`: accuracy per confidence bin against the diagonal, with the confidence histogram
   underneath (Guo et al., 2017, Figure 1), from class probabilities and gold labels.
-* :func:`shift_curves`: accuracy / Brier / ECE (any metrics) against shift intensity, one line per method, as in
-  Figure 2 of Lee et al. (2022).
+* :func:`draw_reliability`: the same diagram from already binned results (``results.json``'s ``reliability``).
+* :func:`shift_curves`: R@1 / Brier / ECE (any metrics) against shift intensity, one line per method, with optional
+  bootstrap-interval bands, as in Figure 2 of Lee et al. (2022).
 * :func:`save_figure`: write a figure atomically (PNG, PDF, SVG: from the file suffix).
 """
 
@@ -51,7 +52,13 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
     Returns:
         The matplotlib Figure holding the diagram.
     """
-    result = ece(probabilities, references, n_bins=n_bins, binning=binning)
+    return draw_reliability(ece(probabilities, references, n_bins=n_bins, binning=binning), title=title, ax=ax)
+
+
+def draw_reliability(result: dict, title=None, ax=None) -> Figure:
+    """Draw a reliability diagram from binned results: ``bin_edges``, ``bin_counts``, ``bin_accuracy``,
+    ``bin_confidence`` (None/NaN for empty bins) and ``ece``, as :func:`dialshift.metrics.ece` returns them or as
+    ``results.json`` stores them under ``reliability``; ``ax`` as in :func:`reliability_diagram`."""
     twin = ax is not None and not isinstance(ax, (tuple, list))
     if ax is None:
         figure, (diagram_ax, histogram_ax) = plt.subplots(
@@ -65,8 +72,8 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
         figure = diagram_ax.figure
     edges = np.asarray(result["bin_edges"])
     counts = np.asarray(result["bin_counts"], dtype=float)
-    accuracy = np.asarray(result["bin_accuracy"])
-    confidence = np.asarray(result["bin_confidence"])
+    accuracy = np.array([np.nan if value is None else value for value in result["bin_accuracy"]], dtype=float)
+    confidence = np.array([np.nan if value is None else value for value in result["bin_confidence"]], dtype=float)
     lefts, widths = edges[:-1], np.diff(edges)
     filled = counts > 0
     diagram_ax.bar(
@@ -118,7 +125,8 @@ def reliability_diagram(probabilities, references, n_bins=15, title=None, ax=Non
     return figure
 
 
-def shift_curves(results, x_labels, metrics=("accuracy", "brier", "ece"), title=None, xlabel="Shift intensity"):
+def shift_curves(results, x_labels, metrics=("recall@1", "brier", "ece"), title=None, xlabel="Shift intensity",
+                 intervals=None, metric_labels=None):
     """Metric-versus-shift-intensity curves, one panel per metric and one line per method.
 
     Args:
@@ -129,6 +137,8 @@ def shift_curves(results, x_labels, metrics=("accuracy", "brier", "ece"), title=
         metrics: the metrics to draw, one panel each.
         title: figure title.
         xlabel: label of the x axes.
+        intervals: optional ``{method_name: [{metric: [low, high]}, ...]}`` (as ``results``), drawn as bands.
+        metric_labels: optional ``{metric: panel title}`` (default: :data:`METRIC_LABELS`, else the metric name).
 
     Returns:
         The matplotlib Figure.
@@ -153,8 +163,13 @@ def shift_curves(results, x_labels, metrics=("accuracy", "brier", "ece"), title=
         for line, (method, points) in enumerate(results.items()):
             values = [point.get(metric) for point in points]
             values = np.array([np.nan if value is None else float(value) for value in values])
-            ax.plot(positions, values, marker=markers[line % len(markers)], markersize=4, label=method)
-        ax.set_title(METRIC_LABELS.get(metric, metric))
+            drawn = ax.plot(positions, values, marker=markers[line % len(markers)], markersize=4, label=method)
+            bands = (intervals or {}).get(method)
+            if bands:
+                low = np.array([np.nan if not (b or {}).get(metric) else b[metric][0] for b in bands], dtype=float)
+                high = np.array([np.nan if not (b or {}).get(metric) else b[metric][1] for b in bands], dtype=float)
+                ax.fill_between(positions, low, high, color=drawn[0].get_color(), alpha=0.15, linewidth=0)
+        ax.set_title((metric_labels or {}).get(metric) or METRIC_LABELS.get(metric, metric))
         ax.set_xticks(positions)
         ax.set_xticklabels(
             x_labels,

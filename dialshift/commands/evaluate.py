@@ -1,35 +1,38 @@
-"""``dialshift evaluate``: rankers x uncertainty methods x DailyDialog shift configs -> predictions, results, plots."""
+"""``dialshift evaluate``: rankers x uncertainty methods x response-ranking configs -> predictions, results, plots."""
 
 DESCRIPTION = """\
-Score trained rankers (trainers/ranker.py) on DailyDialog shift configs of a Hub dataset folder with the uncertainty
-methods of Lee et al. (2022): vanilla, dropout (MC dropout, N passes), ensemble (the mean of M rankers) and
-temperature (post-hoc temperature scaling, T fitted on the validation split at training time). The predictive
-probability is the softmax over each instance's 10 candidates. vanilla, dropout and temperature use the first
+Score trained rankers (trainers/ranker.py) on the response-ranking configs of a Hub dataset folder with the
+uncertainty methods of Lee et al. (2022): vanilla, dropout (MC dropout, N passes), ensemble (the mean of M rankers)
+and temperature (post-hoc temperature scaling, T fitted on the validation split at training time). The predictive
+probability is the softmax over each instance's candidates. vanilla, dropout and temperature use the first
 --model-dir; ensemble uses all of them. Every distinct (context, candidate) pair is scored once per pass, across
 configs and methods.
 
-Writes OUT/<method>/predictions/<config>.jsonl (id, scores, probabilities, uncertainty), OUT/<method>/results.json
-(accuracy = R@1/10, Brier, ECE per config), OUT/results.md (all methods in OUT side by side) and plots in OUT/plots.
+Writes OUT/<method>/predictions/<config>.jsonl (id, scores, probabilities, uncertainty) and run.json, then scores
+them exactly as `dialshift score` does: OUT/<method>/results.json (the task's metrics, R@k/K, MRR, Brier, ECE, each
+with a paired bootstrap interval, and the paired difference of every shifted config from the unshifted one),
+OUT/results.md (all methods in OUT side by side) and plots in OUT/plots.
 
 example:
   dialshift evaluate --model-dir runs/seed0 runs/seed1 runs/seed2 runs/seed3 runs/seed4 \\
       --method vanilla dropout ensemble temperature --dataset build/dialshift \\
-      --configs source 'uw_*' 'kw_*' 'ic_*' 'sr_*' --out results/lee
+      --configs dailydialog 'uw_*' 'kw_*' 'ic_*' 'sr_*' --out results/lee
 """
 
 
 def register(subparsers) -> None:
     import argparse
 
-    parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (accuracy, Brier, ECE, plots)",
+    parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", nargs="+", required=True, metavar="DIR",
                         help="ranker folders written by trainers/ranker.py (ensemble: one per seed)")
     parser.add_argument("--method", nargs="+", default=["vanilla"], metavar="METHOD",
                         help="one or more of vanilla, dropout, ensemble, temperature (default: vanilla)")
     parser.add_argument("--dataset", required=True, metavar="FOLDER", help="Hub dataset folder (dialshift build)")
-    parser.add_argument("--configs", nargs="+", default=["source"], metavar="PATTERN",
-                        help="config names or shell patterns, e.g. source 'uw_*' 'ic_*' (default: source)")
+    parser.add_argument("--configs", nargs="+", default=None, metavar="PATTERN",
+                        help="config names or shell patterns, e.g. dailydialog 'uw_*' 'ic_*' (default: the unshifted "
+                             "config)")
     parser.add_argument("--out", required=True, metavar="RESULTS_DIR", help="results folder")
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
     parser.add_argument("--max-instances", type=int, default=None, metavar="N",
@@ -39,7 +42,11 @@ def register(subparsers) -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="pairs per forward pass (default: 64)")
     parser.add_argument("--dropout-passes", type=int, default=5, help="MC-dropout passes N (default: 5)")
     parser.add_argument("--dropout-seed", type=int, default=0, help="torch seed of the first MC-dropout pass")
-    parser.add_argument("--ece-bins", type=int, default=10, help="equal-width ECE bins (default: 10)")
+    parser.add_argument("--ece-bins", type=int, default=None,
+                        help="equal-width ECE bins (default: the task's, 15 = uncertainty-calibration's get_ece)")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                        help="bootstrap replicates of the 95%% intervals (default: 1000)")
+    parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -52,7 +59,7 @@ def run(args) -> int:
     from dialshift.errors import DialshiftError
     from dialshift.ranking.evaluation import EvaluationSettings, evaluate
 
-    for name in ("max_instances", "batch_size", "dropout_passes", "ece_bins"):
+    for name in ("max_instances", "batch_size", "dropout_passes", "ece_bins", "bootstrap"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
@@ -68,7 +75,9 @@ def run(args) -> int:
         batch_size=args.batch_size,
         dropout_passes=args.dropout_passes,
         dropout_seed=args.dropout_seed,
-        n_bins=args.ece_bins,
+        ece_bins=args.ece_bins,
+        replicates=args.bootstrap,
+        bootstrap_seed=args.bootstrap_seed,
         device=args.device,
         progress=not args.no_progress,
         plots=not args.no_plots,

@@ -9,14 +9,14 @@ Draw the figures of the paper from files the evaluation writes.
                more predictions JSONL files (one line per instance with "id" and "probabilities"; the gold "label"
                is read from the line when present, otherwise joined by "id" from --dataset FOLDER, config --config
                or the file name, split --split)
-  curves       accuracy / Brier / ECE (or any --metrics) against shift intensity, one line per results.json file
-               ({"config": {"method": ...}, "results": {"<dataset config>": {"<metric>": value}}}), over the
-               dataset configs named by --configs (names or shell patterns; patterns expand in natural order)
+  curves       the task's metrics (or any --metrics) against shift intensity, with their bootstrap intervals, one
+               line per results.json file (and per shift group), over the configs named by --configs (names or
+               shell patterns; default: all): the x axis is each config's typed intensity, stored in results.json
 
 examples:
   dialshift plot reliability results/lee/vanilla/predictions/uw_0.30.jsonl --dataset build/dialshift \\
       --out results/lee/plots/reliability_uw_0.30.png
-  dialshift plot curves results/lee/*/results.json --configs 'uw_*' --out results/lee/plots/uw.png --pdf
+  dialshift plot curves results/lee/*/results.json --configs dailydialog 'uw_*' --out results/lee/plots/uw.png --pdf
 """
 
 
@@ -66,16 +66,15 @@ def register(subparsers) -> None:
     curves.add_argument(
         "--configs",
         nargs="+",
-        required=True,
         metavar="PATTERN",
-        help="x axis: dataset config names or shell patterns, e.g. 'uw_*' or ic_0of6 ic_1of6",
+        help="configs to draw, names or shell patterns, e.g. dailydialog 'uw_*' (default: all in the results)",
     )
     curves.add_argument(
         "--metrics",
         nargs="+",
-        default=["accuracy", "brier", "ece"],
+        default=None,
         metavar="METRIC",
-        help="metrics to draw, one panel each (default: accuracy brier ece)",
+        help="metrics to draw, one panel each (default: the task's headline metrics, e.g. recall@1 mrr brier ece)",
     )
     curves.add_argument(
         "--names",
@@ -87,9 +86,9 @@ def register(subparsers) -> None:
         "--x-labels",
         nargs="+",
         metavar="LABEL",
-        help="x tick labels (default: the config names less their common prefix, e.g. 0.05)",
+        help="x tick labels (default: the configs' intensity labels, e.g. 0.05, the unshifted config first)",
     )
-    curves.add_argument("--xlabel", help="x axis label (default: the configs' common prefix, e.g. uw)")
+    curves.add_argument("--xlabel", help="x axis label (default: the shift group's axis label)")
     curves.add_argument("--title", help="figure title")
     _add_output_arguments(curves)
     curves.set_defaults(func=run_curves)
@@ -102,33 +101,6 @@ def _add_output_arguments(parser) -> None:
 
 
 # ------------------------------------------------------------------ reliability
-
-
-def read_jsonl(path):
-    """The records of a JSONL file, as (line number, dict) pairs; a DialshiftError names a bad line."""
-    import json
-    from pathlib import Path
-
-    from dialshift.errors import DialshiftError
-
-    path = Path(path)
-    if not path.is_file():
-        raise DialshiftError(f"{path}: no such predictions file")
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DialshiftError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise DialshiftError(f"{path}:{number}: expected a JSON object per line")
-            records.append((number, record))
-    if not records:
-        raise DialshiftError(f"{path}: no predictions in the file")
-    return records
 
 
 def gold_labels(dataset, config, split, column):
@@ -157,6 +129,7 @@ def load_reliability_inputs(path, dataset=None, config=None, split="test", colum
     from pathlib import Path
 
     from dialshift.errors import DialshiftError
+    from dialshift.scoring.jsonl import clip, read_jsonl
 
     records = read_jsonl(path)
     labels_by_id = None
@@ -176,8 +149,8 @@ def load_reliability_inputs(path, dataset=None, config=None, split="test", colum
             labels_by_id = gold_labels(dataset, config or Path(path).stem, split, column)
         if record.get("id") not in labels_by_id:
             raise DialshiftError(
-                f"{path}:{number}: id {record.get('id')!r} is not in {dataset} config {config or Path(path).stem} "
-                f"split {split}"
+                f"{path}:{number}: id {clip(record.get('id'))!r} is not in {dataset} config "
+                f"{config or Path(path).stem} split {split}"
             )
         labels.append(labels_by_id[record["id"]])
     return probabilities, labels
@@ -235,34 +208,8 @@ def run_reliability(args) -> int:
 # ------------------------------------------------------------------ curves
 
 
-def natural_key(name: str):
-    """Sort key that orders embedded numbers by value: uw_0.05 < uw_0.10 < uw_0.50, ic_2of6 < ic_10of6."""
-    import re
-
-    parts = re.split(r"(\d+(?:\.\d+)?)", name)
-    return tuple((0, float(part), "") if index % 2 else (1, 0.0, part) for index, part in enumerate(parts))
-
-
-def expand_configs(patterns, available):
-    """Config names in x-axis order: explicit names as given, each pattern's matches in natural order."""
-    import fnmatch
-
-    from dialshift.errors import DialshiftError
-
-    chosen = []
-    for pattern in patterns:
-        if any(character in pattern for character in "*?["):
-            matches = sorted(fnmatch.filter(available, pattern), key=natural_key)
-            if not matches:
-                raise DialshiftError(f"--configs {pattern!r} matches no config in the results ({', '.join(available)})")
-        else:
-            matches = [pattern]
-        chosen.extend(name for name in matches if name not in chosen)
-    return chosen
-
-
 def read_results(path):
-    """``(method name, {config: {metric: value}})`` from a results.json file."""
+    """``(method name, document)`` from a results.json file written by ``dialshift score``/``evaluate``."""
     import json
     from pathlib import Path
 
@@ -275,52 +222,60 @@ def read_results(path):
         raise DialshiftError(f"{path}: no such results file") from None
     except json.JSONDecodeError as error:
         raise DialshiftError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise DialshiftError(f"{path}: JSON nested too deeply to read") from None
     if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
-        raise DialshiftError(f'{path}: expected {{"config": {{...}}, "results": {{"<dataset config>": {{...}}}}}}')
-    config = document.get("config") if isinstance(document.get("config"), dict) else {}
-    method = config.get("method") or path.parent.name or path.stem
-    return str(method), document["results"]
-
-
-def common_prefix_labels(configs):
-    """Config names less their common prefix up to an underscore, and that prefix (``uw_0.05`` -> ``0.05``, ``uw``)."""
-    import os
-
-    prefix = os.path.commonprefix(list(configs))
-    prefix = prefix[: prefix.rfind("_") + 1] if "_" in prefix else ""
-    if not prefix or len(configs) < 2:
-        return list(configs), "Dataset config"
-    return [name[len(prefix) :] for name in configs], prefix.rstrip("_")
+        raise DialshiftError(f'{path}: expected {{"configs": {{...}}, "results": {{"<dataset config>": {{...}}}}}}')
+    if not isinstance(document.get("configs"), dict) or not document["configs"]:
+        raise DialshiftError(f"{path}: no typed configs (a results.json of an older dialshift?); re-score its "
+                             "predictions with `dialshift score`")
+    run = document.get("run") if isinstance(document.get("run"), dict) else {}
+    method = run.get("method") or path.parent.name or path.stem
+    return str(method), document
 
 
 def run_curves(args) -> int:
+    from dialshift.configs import expand_patterns
     from dialshift.errors import DialshiftError
     from dialshift.plots import shift_curves
+    from dialshift.scoring.report import _metrics_of, curve_points, typed_configs
 
     methods = [read_results(path) for path in args.results]
     if args.names:
         if len(args.names) != len(methods):
             raise DialshiftError(f"--names has {len(args.names)} names for {len(methods)} results files")
-        methods = [(name, results) for name, (_, results) in zip(args.names, methods, strict=True)]
+        methods = [(name, document) for name, (_, document) in zip(args.names, methods, strict=True)]
     names = [name for name, _ in methods]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:
         raise DialshiftError(f"several results files are named {sorted(duplicates)}: tell them apart with --names")
-    available = sorted({config for _, results in methods for config in results}, key=natural_key)
-    configs = expand_configs(args.configs, available)
-    for config in configs:
-        if not any(config in results for _, results in methods):
-            raise DialshiftError(f"config {config!r} is in none of the results files ({', '.join(available)})")
-    drawn = {name: [results.get(config, {}) for config in configs] for name, results in methods}
-    for metric in args.metrics:
-        if not any(metric in point for points in drawn.values() for point in points):
-            raise DialshiftError(f"metric {metric!r} is in none of the results for these configs")
-    labels, xlabel = common_prefix_labels(configs)
+    documents = dict(methods)
+    configs = typed_configs(documents)
+    chosen = expand_patterns(args.configs, list(configs), what="--configs", hint="configs in the results files") \
+        if args.configs else list(configs)
+    shifted = [name for name in chosen if configs[name].shifted]
+    if not shifted:
+        raise DialshiftError(f"none of the configs {', '.join(chosen)} lies on a shift curve (no shift group)")
+    families = {configs[name].family for name in shifted}
+    baselines = [name for name in chosen if not configs[name].shifted and configs[name].family in families]
+    lines, bands, labels = curve_points(documents, configs, shifted, baselines[0] if baselines else None)
+    columns = dict(_metrics_of(documents, shifted, configs))
+    metrics = args.metrics or list(columns)
+    for metric in metrics:
+        if not any(metric in point for points in lines.values() for point in points):
+            raise DialshiftError(f"metric {metric!r} is in none of the results for these configs "
+                                 f"(they have: {', '.join(columns)})")
     if args.x_labels:
-        if len(args.x_labels) != len(configs):
-            raise DialshiftError(f"--x-labels has {len(args.x_labels)} labels for {len(configs)} configs")
+        if len(args.x_labels) != len(labels):
+            raise DialshiftError(f"--x-labels has {len(args.x_labels)} labels for {len(labels)} points")
         labels = args.x_labels
-    figure = shift_curves(drawn, labels, metrics=tuple(args.metrics), title=args.title, xlabel=args.xlabel or xlabel)
+    groups = {configs[name].group for name in shifted}
+    axis = {group.axis_label for group in groups}
+    titles = {group.title for group in groups}
+    figure = shift_curves(lines, labels, metrics=tuple(metrics), title=args.title or (titles.pop() if len(titles) == 1
+                                                                                       else None),
+                          xlabel=args.xlabel or (axis.pop() if len(axis) == 1 else "shift intensity"),
+                          intervals=bands, metric_labels=columns)
     _save(figure, args)
     return 0
 

@@ -12,7 +12,7 @@ Rule (the paper says only "sorted in order of each attention weight"; this is th
   the attention its WordPiece sub-tokens receive; a word that yields no sub-token or that was truncated away gets 0.0.
 """
 
-import numpy as np
+from dialshift.training.batching import pad_batch, sorted_batches
 
 
 def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int = 256, progress: bool = True,
@@ -61,18 +61,12 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
         sequences.append(([tokenizer.cls_token_id, *ids, tokenizer.sep_token_id], [None, *owners, None]))
 
     result = [[[0.0] * len(turn) for turn in context] for context in contexts]
-    order = np.argsort([len(ids) for ids, _ in sequences], kind="stable")
-    with torch.inference_mode(), tqdm(total=len(order), desc="word importance", unit="context",
+    with torch.inference_mode(), tqdm(total=len(sequences), desc="word importance", unit="context",
                                       disable=not progress) as bar:
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            width = max(len(sequences[r][0]) for r in rows)
-            input_ids = torch.full((len(rows), width), tokenizer.pad_token_id or 0, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for i, r in enumerate(rows):
-                input_ids[i, : len(sequences[r][0])] = torch.tensor(sequences[r][0])
-                mask[i, : len(sequences[r][0])] = 1
-            out = model(input_ids=input_ids.to(device), attention_mask=mask.to(device), output_attentions=True)
+        for rows in sorted_batches([len(ids) for ids, _ in sequences], batch_size):
+            batch = pad_batch([sequences[r][0] for r in rows], tokenizer.pad_token_id or 0)
+            out = model(input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device),
+                        output_attentions=True)
             cls_rows = out.attentions[layer][:, :, 0, :].mean(dim=1).float().cpu().numpy()  # batch x tokens
             for i, r in enumerate(rows):
                 for position, owner in enumerate(sequences[r][1]):

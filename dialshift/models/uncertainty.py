@@ -1,11 +1,11 @@
 """Predictive distributions of the four uncertainty methods (Lee et al. §3.2) and temperature fitting.
 
 The ranker gives one logit per (context, candidate) pair. The predictive probability of an instance is the softmax
-over its 10 candidates' logits. With ``P`` stochastic passes (MC dropout, ``P = N = 5``) or ensemble members
-(``P = M = 5``) the predictive probability is the mean of the ``P`` softmax vectors and the uncertainty of each
-candidate is the (population) variance of its ``P`` probabilities. ``vanilla`` and ``temperature`` are one
-deterministic pass (no sampling-based uncertainty); ``temperature`` divides the logits by ``T`` fitted on the
-validation split by minimising the negative log-likelihood (Guo et al., 2017).
+over its K candidates' logits (K = 10 in DailyDialog). With ``P`` stochastic passes (MC dropout, ``P = N = 5``) or
+ensemble members (``P = M = 5``) the predictive probability is the mean of the ``P`` softmax vectors and the
+uncertainty of each candidate is the (population) variance of its ``P`` probabilities. ``vanilla`` and
+``temperature`` are one deterministic pass (no sampling-based uncertainty); ``temperature`` divides the logits by
+``T`` fitted on the validation split by minimising the negative log-likelihood (Guo et al., 2017).
 """
 
 import numpy as np

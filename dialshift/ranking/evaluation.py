@@ -1,4 +1,4 @@
-"""``dialshift evaluate``: score rankers on DailyDialog shift configs with one or more uncertainty methods.
+"""``dialshift evaluate``: score rankers on response-ranking configs with one or more uncertainty methods.
 
 Work is shared as much as the methods allow: every distinct (context, candidate) pair over all requested configs is
 scored once per *pass*, where a pass is one deterministic forward of a ranker (``vanilla``, ``temperature`` and the
@@ -6,13 +6,13 @@ first ensemble member share it) or one seeded MC-dropout forward. Outputs per me
 
 * ``OUT/m/predictions/<config>.jsonl``: one line per instance, ``{"id", "scores", "probabilities", "uncertainty"}``
   (the leaderboard submission format; ``uncertainty`` is the per-candidate variance over passes, ``null`` for the
-  single-pass methods);
-* ``OUT/m/results.json``: ``{"config": {...run description...}, "results": {config: {accuracy, brier, ece, ...}}}``;
-* ``OUT/results.md`` (all methods found in ``OUT``, side by side) and the plots of :mod:`dialshift.ranking.report`.
+  single-pass methods), and ``OUT/m/predictions/run.json`` (the run description and the scoring settings);
+* ``OUT/m/results.json``: the predictions scored by :mod:`dialshift.scoring` (the task's metric set with paired
+  bootstrap intervals) — exactly what ``dialshift score OUT/m/predictions --dataset DATASET`` gives;
+* ``OUT/results.md`` (all methods found in ``OUT``, side by side) and the plots of :mod:`dialshift.scoring.report`.
 """
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +37,9 @@ class EvaluationSettings:
     batch_size: int = 64
     dropout_passes: int = 5
     dropout_seed: int = 0
-    n_bins: int = 10
+    ece_bins: int | None = None  # None: the task's default (15, as Lee et al.'s report script)
+    replicates: int = 1000
+    bootstrap_seed: int = 0
     device: str | None = None
     progress: bool = True
     plots: bool = True
@@ -70,10 +72,25 @@ def method_passes(method: str, model_dirs, dropout_passes: int, dropout_seed: in
 def load_configs(settings: EvaluationSettings):
     from tqdm.auto import tqdm
 
-    from dialshift.ranking.data import load_split, read_card_configs, resolve_configs
+    from dialshift.configs import expand_patterns
+    from dialshift.hub import folder_configs
+    from dialshift.ranking.data import data_files, load_split
 
-    config_map = read_card_configs(settings.dataset)
-    names = resolve_configs(list(config_map), settings.patterns)
+    config_map = data_files(settings.dataset)
+    typed = folder_configs(settings.dataset)
+    if settings.patterns:
+        names = expand_patterns(settings.patterns, list(config_map), hint="the dataset's configs")
+    else:  # default: the unshifted response-ranking config(s)
+        names = [name for name, config in typed.items() if config.task == "response_ranking" and not config.shifted]
+        if not names:
+            raise DialshiftError(f"{settings.dataset}: no unshifted response_ranking config; name configs with "
+                                 "--configs")
+    for name in names:
+        task = typed[name].task if name in typed else None
+        if task != "response_ranking":
+            raise DialshiftError(f"{settings.dataset}: config {name!r} is a {task or 'untyped'} config; `dialshift "
+                                 "evaluate` runs rankers on response_ranking configs (score other tasks' "
+                                 "predictions with `dialshift score`)")
     data = {}
     for name in tqdm(names, desc="reading configs", unit="config", disable=not settings.progress):
         split = load_split(settings.dataset, name, settings.split, settings.max_instances, settings.sample_seed,
@@ -121,36 +138,32 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict) -> d
     return logits
 
 
-def metrics_for(probabilities: np.ndarray, labels: np.ndarray, n_bins: int) -> dict:
-    from dialshift.metrics import brier, ece, recall_at_k
-
-    return {
-        "accuracy": float(recall_at_k(probabilities, labels)["recall@1"]),
-        "brier": float(brier(probabilities, labels)["brier"]),
-        "ece": float(ece(probabilities, labels, n_bins=n_bins)["ece"]),
-        "instances": int(len(labels)),
-    }
-
-
 def write_predictions(path: Path, ids, combined: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{path}.tmp")
+    from dialshift.io import atomic_write
+
     uncertainty = combined["uncertainty"]
-    with open(tmp, "w") as handle:
-        for row, instance_id in enumerate(ids):
-            line = {
-                "id": instance_id,
-                "scores": [round(float(x), 6) for x in combined["scores"][row]],
-                "probabilities": [round(float(x), 7) for x in combined["probabilities"][row]],
-                "uncertainty": None if uncertainty is None else [round(float(x), 9) for x in uncertainty[row]],
-            }
-            handle.write(json.dumps(line) + "\n")
-    os.replace(tmp, path)
+    lines = []
+    for row, instance_id in enumerate(ids):
+        line = {
+            "id": instance_id,
+            "scores": [round(float(x), 6) for x in combined["scores"][row]],
+            "probabilities": [round(float(x), 7) for x in combined["probabilities"][row]],
+            "uncertainty": None if uncertainty is None else [round(float(x), 9) for x in uncertainty[row]],
+        }
+        lines.append(json.dumps(line) + "\n")
+    atomic_write(path, "".join(lines))
+
+
+def scoring_settings(settings: EvaluationSettings):
+    from dialshift.scoring import ScoringSettings
+
+    return ScoringSettings(settings.dataset, split=settings.split, replicates=settings.replicates,
+                           seed=settings.bootstrap_seed,
+                           options={} if settings.ece_bins is None else {"ece_bins": settings.ece_bins},
+                           max_instances=settings.max_instances, sample_seed=settings.sample_seed)
 
 
 def run_config_description(settings, method, metas, data) -> dict:
-    from dialshift.ranking.data import dataset_revision
-
     used = [str(d) for d, _ in dict.fromkeys(method_passes(method, settings.model_dirs, 1, 0))]
     used_metas = [metas[str(d)] for d in used]
     description = {
@@ -158,18 +171,11 @@ def run_config_description(settings, method, metas, data) -> dict:
         "model_dirs": used,
         "method": method,
         "seeds": [m.get("seed") for m in used_metas],
-        "dataset": str(settings.dataset),
-        "dataset_revision": dataset_revision(settings.dataset),
         "dialshift_version": __version__,
-        "split": settings.split,
-        "max_instances": settings.max_instances,
-        "sample_seed": settings.sample_seed,
         "max_length": used_metas[0]["max_length"],
-        "predictive_probability": "softmax over the 10 candidates' logits (mean over passes/members)",
+        "predictive_probability": "softmax over each instance's candidates' logits (mean over passes/members)",
         "uncertainty": "per-candidate variance of the probability over passes/members"
         if method in ("dropout", "ensemble") else None,
-        "ece_bins": settings.n_bins,
-        "configs": list(data),
     }
     if method == "temperature":
         description["temperature"] = used_metas[0]["temperature"]
@@ -180,11 +186,12 @@ def run_config_description(settings, method, metas, data) -> dict:
 
 def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}``."""
-    from tqdm.auto import tqdm
+    from dialshift.io import write_json_atomic
+    from dialshift.scoring import check_output_dir, score_directory
+    from dialshift.scoring.pipeline import RESULTS_FILE, RUN_FILE
+    from dialshift.scoring.report import write_report
 
-    from dialshift.models.ranker import write_json_atomic
-    from dialshift.ranking.report import reliability_configs, write_reliability, write_report
-
+    settings.out_dir = check_output_dir(settings.out_dir)  # before any work: a bad --out fails at once
     if not settings.model_dirs:
         raise DialshiftError("give at least one --model-dir")
     metas = {str(d): read_ranker_meta(d) for d in settings.model_dirs}
@@ -199,25 +206,36 @@ def evaluate(settings: EvaluationSettings) -> dict:
         print(f"{len(data)} configs, {total} pairs ({len(pairs)} distinct), {len(needed)} passes")
 
     # Cheapest methods first, each written as soon as its passes are scored: vanilla/temperature (one pass), the
-    # ensemble members, then the MC-dropout passes.
+    # ensemble members, then the MC-dropout passes. Each method's predictions are then scored by dialshift.scoring,
+    # exactly as `dialshift score` scores them.
     logits: dict = {}
     outputs = {}
+    scoring = scoring_settings(settings)
     for method in sorted(settings.methods, key=lambda m: (METHODS.index(m) != 0, m == "dropout")):
         passes = method_passes(method, settings.model_dirs, settings.dropout_passes, settings.dropout_seed)
         score_passes(settings, pairs, passes, logits)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
-        results, drawn = {}, {}
-        for name in tqdm(data, desc=f"{method}: metrics", unit="config", disable=not settings.progress):
+        folder = settings.out_dir / method / "predictions"
+        for name in data:
             combined = predictive(np.stack([logits[p][rows[name]] for p in passes]), temperature)
-            labels = np.asarray(data[name]["label"])
-            write_predictions(settings.out_dir / method / "predictions" / f"{name}.jsonl", data[name]["id"], combined)
-            results[name] = metrics_for(combined["probabilities"], labels, settings.n_bins)
-            if settings.plots and name in reliability_configs(list(data)):
-                drawn[name] = combined["probabilities"]
-        if drawn:
-            write_reliability(settings.out_dir, method, drawn, {n: data[n]["label"] for n in drawn}, settings.n_bins)
-        document = {"config": run_config_description(settings, method, metas, data), "results": results}
-        write_json_atomic(settings.out_dir / method / "results.json", document)
+            write_predictions(folder / f"{name}.jsonl", data[name]["id"], combined)
+        write_json_atomic(folder / RUN_FILE, {"run": run_config_description(settings, method, metas, data),
+                                              "scoring": scoring.describe()})
+        scoring.progress = settings.progress
+        document = score_directory(folder, scoring)
+        write_json_atomic(settings.out_dir / method / RESULTS_FILE, document)
         outputs[method] = document
-        write_report(settings.out_dir, plots=settings.plots, progress=settings.progress)
+        write_report(settings.out_dir, load_documents(settings.out_dir), plots=settings.plots)
     return {method: outputs[method] for method in settings.methods}
+
+
+def load_documents(out_dir) -> dict:
+    """``{method: results.json content}`` of the methods evaluated into ``out_dir``, in the canonical order."""
+    from dialshift.scoring.pipeline import RESULTS_FILE
+
+    found = {}
+    for method in METHODS:
+        path = Path(out_dir) / method / RESULTS_FILE
+        if path.is_file():
+            found[method] = json.loads(path.read_text())
+    return found

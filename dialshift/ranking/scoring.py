@@ -38,17 +38,15 @@ def score_pairs(ranker: Ranker, pairs, batch_size: int = 64, dropout_seed: int |
 
     encoded = ranker.encoder.encode_pairs(pairs)
     logits = np.empty(len(encoded), dtype=np.float32)
-    order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
     model = ranker.model
     device = next(model.parameters()).device
     set_mc_dropout(model, dropout_seed is not None)
     if dropout_seed is not None:
         torch.manual_seed(dropout_seed)
     try:
-        with torch.inference_mode(), tqdm(total=len(order), desc=desc, unit="pair", disable=not progress) as bar:
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
-                batch = {k: v.to(device) for k, v in ranker.encoder.collate([encoded[r] for r in rows]).items()}
+        with torch.inference_mode(), tqdm(total=len(encoded), desc=desc, unit="pair", disable=not progress) as bar:
+            for rows, batch in ranker.encoder.sorted_batches(encoded, batch_size):  # length-sorted: less padding
+                batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
                 logits[rows] = model(**batch).logits[:, 0].float().cpu().numpy()
                 bar.update(len(rows))
     finally:

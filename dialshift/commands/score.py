@@ -1,0 +1,85 @@
+"""``dialshift score``: predictions files against a dataset folder's gold -> results.json, results.md, plots."""
+
+DESCRIPTION = """\
+Score a folder of predictions (one <config>.jsonl per dataset config, one line per instance with its "id") against
+the gold answers of a dataset folder, with no model: the path a leaderboard uses. Each config's task (from the typed
+config in the folder's card) says which prediction fields are read and which metrics are computed:
+
+  response_ranking        id, probabilities (K values), scores (optional) -> R@k/K, MRR, Brier, ECE
+  pairwise_selection      id, scores or prediction                         -> accuracy, accuracy per type
+  open_world_intent       id, prediction (label id), score (in-domain)     -> F1_All/In/Out, Acc, AUROC, FPR@95TPR
+  attention_distribution  id, attention_scores (per utterance)             -> DAS ratio
+
+Every metric gets a 95% percentile bootstrap interval, paired by instance id across configs, and each shifted config
+its paired difference from the family's unshifted config. Files are read in chunks, so memory stays bounded. A
+run.json beside the predictions (written by `dialshift evaluate`) describes the run and the scoring settings; flags
+given here override its settings, so `dialshift score OUT/<method>/predictions` reproduces evaluate's results.json.
+
+example:
+  dialshift score submission/ --dataset build/dialshift --out results/submission
+"""
+
+
+def register(subparsers) -> None:
+    import argparse
+
+    parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
+                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("predictions", metavar="PREDICTIONS_DIR", help="folder of <config>.jsonl files")
+    parser.add_argument("--dataset", required=True, metavar="FOLDER", help="Hub dataset folder (dialshift build)")
+    parser.add_argument("--out", metavar="RESULTS_DIR",
+                        help="results folder (default: the predictions folder's parent when it is named "
+                             "'predictions', else the predictions folder)")
+    parser.add_argument("--split", default=None, help="gold split (default: run.json's, else test)")
+    parser.add_argument("--bootstrap", type=int, default=None, metavar="B",
+                        help="bootstrap replicates (default: run.json's, else 1000)")
+    parser.add_argument("--bootstrap-seed", type=int, default=None, help="bootstrap seed (default: run.json's, else 0)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a metric option of the task, e.g. ece_bins=15 or oos_label=150 (repeatable)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the figures")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    parser.set_defaults(func=run)
+
+
+def parse_options(items) -> dict:
+    """``NAME=VALUE`` strings -> a dict, values read as JSON when they parse (numbers, booleans), else strings."""
+    import json
+
+    from dialshift.errors import DialshiftError
+
+    options = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise DialshiftError(f"--option {item!r}: expected NAME=VALUE, e.g. ece_bins=15")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            options[name] = value
+    return options
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from dialshift.errors import DialshiftError
+    from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
+
+    predictions = Path(args.predictions)
+    out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
+    out = check_output_dir(out)
+    if args.bootstrap is not None and args.bootstrap < 1:
+        raise DialshiftError(f"--bootstrap must be at least 1, got {args.bootstrap}")
+    settings = ScoringSettings(Path(args.dataset), progress=not args.no_progress)
+    given = set()
+    for flag, name in (("split", "split"), ("bootstrap", "replicates"), ("bootstrap_seed", "seed")):
+        if getattr(args, flag) is not None:
+            setattr(settings, name, getattr(args, flag))
+            given.add(name)
+    if args.option:
+        settings.options = parse_options(args.option)
+        given.add("options")
+    document = score_directory(predictions, settings, given)
+    path = write_results(out, document, plots=not args.no_plots)
+    print(f"scored {len(document['results'])} configs: {path} (summary: {out / 'results.md'})")
+    return 0

@@ -1,0 +1,242 @@
+"""The scoring pipeline: predictions files -> the task's metric set with paired bootstrap intervals -> results.
+
+``score_directory(PREDICTIONS_DIR, settings)`` scores every ``<config>.jsonl`` of a folder against the gold of the
+dataset folder ``settings.dataset`` (the task and curve placement of each config come from its typed
+:class:`~dialshift.configs.BenchmarkConfig`, :func:`dialshift.hub.folder_configs`). ``dialshift score`` and
+``dialshift evaluate`` both end here, so scoring the predictions ``evaluate`` wrote reproduces its ``results.json``.
+
+An optional ``run.json`` beside the predictions describes the run (``{"run": {...}, "scoring": {...}}``): ``run`` is
+copied into ``results.json`` (model, method, seeds: what a leaderboard shows), ``scoring`` holds the settings the
+predictions were scored with (bootstrap replicates and seed, metric options, split, subsample), used where the
+``dialshift score`` command line leaves a setting unset.
+
+Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and reduced to per-instance statistics
+(response ranking: 27 bytes per instance, whatever the candidate count), plus 8 bytes per gold id and the gold
+columns; the bootstrap adds ``O(ids)`` per replicate. A 1e7 x 10 ranking file needs about 0.6 GB in all
+(``benchmarks/scoring.py`` measures it).
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dialshift import __version__
+from dialshift.errors import DialshiftError
+from dialshift.scoring import bootstrap
+from dialshift.scoring.gold import Gold, data_files, dataset_revision, id_keys, load_gold
+from dialshift.scoring.jsonl import BLOCK_BYTES, clip, read_jsonl_chunks
+from dialshift.scoring.tasks import get_task
+
+RUN_FILE = "run.json"
+RESULTS_FILE = "results.json"
+
+
+@dataclass
+class ScoringSettings:
+    """How predictions are scored (``dialshift score`` flags; ``run.json``'s ``scoring`` block fills unset ones)."""
+
+    dataset: Path
+    split: str = "test"
+    replicates: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    options: dict = field(default_factory=dict)
+    max_instances: int | None = None
+    sample_seed: int = 0
+    block_bytes: int = BLOCK_BYTES
+    progress: bool = False
+
+    def describe(self) -> dict:
+        return {"split": self.split, "replicates": self.replicates, "seed": self.seed, "confidence": self.confidence,
+                "options": dict(self.options), "max_instances": self.max_instances, "sample_seed": self.sample_seed}
+
+
+SETTING_NAMES = ("split", "replicates", "seed", "confidence", "options", "max_instances", "sample_seed")
+
+
+def check_output_dir(path, flag: str = "--out") -> Path:
+    """Fail early, before any work, when ``path`` cannot become a writable folder."""
+    import os
+
+    path = Path(path).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise DialshiftError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise DialshiftError(f"{flag} {path}: {probe} is a file, so the folder cannot be created")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise DialshiftError(f"{flag} {path}: {probe} is not writable; choose another {flag} or fix its permissions")
+    return path
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+
+def _located(chunk, error: ValueError) -> DialshiftError:
+    message = clip(str(error), 300)
+    match = re.search(r"\[(\d+)\]", message)
+    if match and int(match[1]) < chunk.table.num_rows:
+        return DialshiftError(f"{chunk.where(int(match[1]))}: {message} (row = prediction line)")
+    return DialshiftError(f"{chunk.path} (block from line {chunk.first_line}): {message}")
+
+
+def read_predictions(path, task, gold: Gold, options: dict, block_bytes: int = BLOCK_BYTES) -> dict:
+    """The task's per-instance statistics of a predictions file, in gold (key) order; every gold id exactly once."""
+    import pyarrow as pa
+
+    seen = np.zeros(len(gold), dtype=bool)
+    stats: dict[str, np.ndarray] = {}
+    for chunk in read_jsonl_chunks(path, task.schema(), block_bytes):
+        ids = chunk.table.column("id").combine_chunks()
+        if ids.null_count:
+            row = int(np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False))[0])
+            raise DialshiftError(f"{chunk.where(row)}: no 'id' field")
+        keys = id_keys(ids)
+        positions = np.minimum(np.searchsorted(gold.keys, keys), max(len(gold) - 1, 0))
+        unknown = np.flatnonzero(gold.keys[positions] != keys) if len(gold) else np.arange(len(keys))
+        if len(unknown):
+            row = int(unknown[0])
+            raise DialshiftError(f"{chunk.where(row)}: id {clip(ids[row].as_py())!r} is not in {gold.describe()} "
+                                 "of the dataset")
+        order = np.argsort(positions, kind="stable")
+        twice = order[1:][positions[order][1:] == positions[order][:-1]]
+        again = np.flatnonzero(seen[positions])
+        if len(twice) or len(again):
+            row = int(min([*twice[:1], *again[:1]]))
+            raise DialshiftError(f"{chunk.where(row)}: id {clip(ids[row].as_py())!r} is predicted twice")
+        seen[positions] = True
+        taken = pa.array(positions)
+        gold_rows = {name: column.take(taken) for name, column in gold.columns.items()}
+        try:
+            values = task.instance_stats(chunk.table, gold_rows, options)
+        except ValueError as error:
+            raise _located(chunk, error) from None
+        for name, array in values.items():
+            if name not in stats:
+                stats[name] = np.zeros((len(gold), *array.shape[1:]), dtype=array.dtype)
+            stats[name][positions] = array
+    if not seen.all():
+        missing = np.flatnonzero(~seen)
+        raise DialshiftError(f"{path}: {len(missing):,} of the {len(gold):,} ids of {gold.describe()} have no "
+                             f"prediction (e.g. {clip(gold.ids[int(missing[0])].as_py())!r})")
+    return stats
+
+
+def read_run(predictions_dir) -> dict:
+    path = Path(predictions_dir) / RUN_FILE
+    if not path.is_file():
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as error:
+        raise DialshiftError(f"{path}: not a valid run description ({clip(str(error), 120)})") from None
+    if not isinstance(document, dict):
+        raise DialshiftError(f"{path}: expected a JSON object {{\"run\": {{...}}, \"scoring\": {{...}}}}")
+    return document
+
+
+def prediction_files(predictions_dir) -> dict[str, Path]:
+    """``{config: path}`` of the ``<config>.jsonl`` files of a predictions folder."""
+    from dialshift.configs import natural_key
+
+    folder = Path(predictions_dir)
+    if not folder.is_dir():
+        raise DialshiftError(f"{folder}: no such predictions folder (one <config>.jsonl file per config)")
+    files = {path.stem: path for path in sorted(folder.glob("*.jsonl"), key=lambda p: natural_key(p.stem))}
+    if not files:
+        raise DialshiftError(f"{folder}: no <config>.jsonl predictions files")
+    return files
+
+
+# ----------------------------------------------------------------------------------------------- scoring
+
+
+def _finite(value):
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def score_files(files: dict, settings: ScoringSettings, run: dict | None = None) -> dict:
+    """Score ``{config: predictions path}`` against ``settings.dataset``; return the ``results.json`` document."""
+    from tqdm.auto import tqdm
+
+    from dialshift.hub import folder_configs
+
+    configs = folder_configs(settings.dataset)
+    files_map = data_files(settings.dataset)
+    unknown = [name for name in files if name not in configs]
+    if unknown:
+        raise DialshiftError(f"{files[unknown[0]]}: the dataset {settings.dataset} has no config {unknown[0]!r} "
+                             f"(it has: {', '.join(sorted(configs))})")
+    points, samples, options_by_config, reliability, sizes = {}, {}, {}, {}, {}
+    for name in tqdm(list(files), desc="scoring", unit="config", disable=not settings.progress):
+        config = configs[name]
+        task = get_task(config.task)
+        options = task.resolve_options(config, settings.options)
+        gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map,
+                         max_instances=settings.max_instances, sample_seed=settings.sample_seed)
+        stats = read_predictions(files[name], task, gold, options, settings.block_bytes)
+        points[name] = task.metrics(stats, options)
+        sizes[name] = len(gold)
+        diagram = task.reliability(stats, options)
+        if diagram is not None:
+            reliability[name] = diagram
+        samples[name] = bootstrap.Sample(gold.keys, lambda weights, t=task, s=stats, o=options: t.metrics(s, o,
+                                                                                                          weights))
+        options_by_config[name] = options
+    draws = bootstrap.paired_replicates(samples, settings.replicates, settings.seed)
+    baselines = {}
+    for name in files:
+        config = configs[name]
+        if config.shifted:
+            base = [other for other in files if configs[other].family == config.family and not configs[other].shifted]
+            if base:
+                baselines[name] = base[0]
+    return {
+        "dialshift_version": __version__,
+        "dataset": str(settings.dataset),
+        "dataset_revision": dataset_revision(settings.dataset),
+        "run": (run or {}).get("run", {}),
+        "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile bootstrap, "
+                    f"{settings.replicates} replicates paired by instance id across configs (seed {settings.seed})"},
+        "configs": {name: configs[name].to_dict() for name in files},
+        "options": {name: {key: value for key, value in options.items() if not key.startswith("_")}
+                    for name, options in options_by_config.items()},
+        "results": {name: {**{key: _finite(value) for key, value in points[name].items()}, "instances": sizes[name]}
+                    for name in files},
+        "intervals": bootstrap.intervals(draws, settings.confidence),
+        "differences": bootstrap.paired_differences(points, draws, baselines, settings.confidence),
+        "reliability": reliability,
+    }
+
+
+def settings_from_run(settings: ScoringSettings, run: dict, given: set) -> ScoringSettings:
+    """``settings`` with each setting not in ``given`` taken from ``run.json``'s ``scoring`` block when it has one."""
+    stored = run.get("scoring") or {}
+    for name in SETTING_NAMES:
+        if name not in given and name in stored:
+            setattr(settings, name, stored[name])
+    return settings
+
+
+def score_directory(predictions_dir, settings: ScoringSettings, given: set = frozenset()) -> dict:
+    """Score every ``<config>.jsonl`` of ``predictions_dir`` (see the module docstring for ``run.json``)."""
+    run = read_run(predictions_dir)
+    settings = settings_from_run(settings, run, set(given))
+    return score_files(prediction_files(predictions_dir), settings, run)
+
+
+def write_results(out_dir, document: dict, *, plots: bool = True, name: str | None = None) -> Path:
+    """``results.json``, ``results.md`` and the plots of one scored document in ``out_dir``."""
+    from dialshift.io import write_json_atomic
+    from dialshift.scoring.report import write_report
+
+    out_dir = Path(out_dir)
+    write_json_atomic(out_dir / RESULTS_FILE, document)
+    label = name or document.get("run", {}).get("method") or "predictions"
+    write_report(out_dir, {label: document}, plots=plots)
+    return out_dir / RESULTS_FILE

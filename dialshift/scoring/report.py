@@ -1,0 +1,220 @@
+"""``results.md`` and plots from scored documents (``results.json`` content), driven by the typed configs they store.
+
+Nothing here reads a config name: sections and curves follow each config's shift group (``group.figure`` says which
+groups share a figure, ``group.title`` and ``group.axis_label`` its title and x axis, ``intensity`` the x position,
+``intensity_label`` the tick); the family's unshifted config is the first point of every curve of its family; the
+reliability diagrams show the unshifted config and the strongest shift of each group.
+"""
+
+from pathlib import Path
+
+from dialshift.configs import BenchmarkConfig, natural_key
+from dialshift.scoring.tasks import get_task
+
+
+def typed_configs(documents: dict) -> dict[str, BenchmarkConfig]:
+    """Every config of the documents, typed, in natural name order."""
+    found = {}
+    for document in documents.values():
+        for name, data in (document.get("configs") or {}).items():
+            found.setdefault(name, BenchmarkConfig.from_dict(data))
+    return {name: found[name] for name in sorted(found, key=natural_key)}
+
+
+def figures(configs: dict[str, BenchmarkConfig]) -> dict[str, dict]:
+    """``{figure: {"title", "axis_label", "groups": [group, ...], "members": [config, ...], "baseline": name}}``.
+
+    Members are ordered by group (first appearance) then intensity; ``baseline`` is the family's unshifted config
+    when present."""
+    result: dict[str, dict] = {}
+    unshifted = {config.family: name for name, config in configs.items() if not config.shifted}
+    for name, config in configs.items():
+        if not config.shifted:
+            continue
+        group = config.group
+        entry = result.setdefault(group.figure, {"title": group.title, "axis_label": group.axis_label, "groups": [],
+                                                 "members": [], "baseline": unshifted.get(config.family)})
+        if group.name not in [g.name for g in entry["groups"]]:
+            entry["groups"].append(group)
+        entry["members"].append(name)
+    for entry in result.values():
+        order = [g.name for g in entry["groups"]]
+        entry["members"].sort(key=lambda n: (order.index(configs[n].group.name), configs[n].intensity))
+    return result
+
+
+def reliability_configs(configs: dict[str, BenchmarkConfig]) -> list[str]:
+    """The unshifted configs and the most shifted config of each group: the configs drawn as reliability diagrams."""
+    chosen = [name for name, config in configs.items() if not config.shifted]
+    strongest: dict[str, str] = {}
+    for name, config in configs.items():
+        if config.shifted:
+            key = f"{config.family}/{config.group.name}"
+            if key not in strongest or config.intensity > configs[strongest[key]].intensity:
+                strongest[key] = name
+    return chosen + list(strongest.values())
+
+
+# ----------------------------------------------------------------------------------------------- markdown
+
+
+def _cell(document, config, metric) -> str:
+    value = (document.get("results", {}).get(config) or {}).get(metric)
+    if value is None:
+        return "–"
+    interval = (document.get("intervals", {}).get(config) or {}).get(metric)
+    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else f"{value:.3f}"
+
+
+def _difference_cell(document, config, metric) -> str:
+    entry = ((document.get("differences", {}).get(config) or {}).get("metrics") or {}).get(metric)
+    if not entry or entry["value"] is None:
+        return "–"
+    interval = entry["interval"]
+    if not interval:
+        return f"{entry['value']:+.3f}"
+    marker = " *" if interval[0] > 0 or interval[1] < 0 else ""
+    return f"{entry['value']:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}]{marker}"
+
+
+def _metrics_of(documents, names, configs) -> list[tuple[str, str]]:
+    """``(metric, label)`` columns for these configs: each task's headline metrics, in order, once."""
+    columns: list[tuple[str, str]] = []
+    for name in names:
+        task = get_task(configs[name].task)
+        for document in documents.values():
+            options = (document.get("options") or {}).get(name)
+            if options is None:
+                continue
+            for metric in task.headline(options):
+                if metric not in [m for m, _ in columns]:
+                    columns.append((metric, task.label(metric, options)))
+    return columns
+
+
+def _table(documents, names, configs, cell) -> list[str]:
+    columns = _metrics_of(documents, names, configs)
+    several = len(documents) > 1
+    head = [f"{label} {label_metric}" if several else label_metric for label in documents
+            for _, label_metric in columns]
+    lines = ["| config | " + " | ".join(head) + " |", "|" + "---|" * (1 + len(head))]
+    for name in names:
+        cells = [cell(document, name, metric) for document in documents.values() for metric, _ in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(documents: dict) -> str:
+    """``results.md`` for ``{label: document}`` (one label per method or submission)."""
+    if not documents:
+        return "# Results\n\nNo results yet.\n"
+    first = next(iter(documents.values()))
+    scoring = first.get("scoring", {})
+    lines = [
+        "# Results",
+        "",
+        f"Dataset {first.get('dataset')} ({first.get('dataset_revision')}), split `{scoring.get('split')}`, "
+        f"instances per config: {scoring.get('max_instances') or 'all'}"
+        + (f" (subsample seed {scoring.get('sample_seed')})" if scoring.get("max_instances") else "")
+        + f"; dialshift {first.get('dialshift_version')}.",
+        f"Each value is followed by its {scoring.get('interval', 'bootstrap interval')}. Differences are a shifted "
+        "config minus its family's unshifted config, with the paired interval; `*` marks an interval that excludes 0.",
+        "",
+    ]
+    configs = typed_configs(documents)
+    tasks = {}
+    for name, config in configs.items():
+        for document in documents.values():
+            if name in (document.get("options") or {}):
+                tasks.setdefault(config.task, document["options"][name])
+    for task_name, options in tasks.items():
+        task = get_task(task_name)
+        lines.append(f"**{task_name}.** " + task.description.format(**options))
+        lines.append("")
+    for label, document in documents.items():
+        run = document.get("run") or {}
+        details = ", ".join(f"{key} {run[key]}" for key in ("model", "seeds", "temperature", "dropout_passes")
+                            if run.get(key) is not None)
+        lines.append(f"- **{label}**" + (f": {details}" if details else ""))
+    grouped = figures(configs)
+    placed = set()
+    for entry in grouped.values():
+        names = ([entry["baseline"]] if entry["baseline"] else []) + entry["members"]
+        placed.update(names)
+        lines += ["", f"## {entry['title']}", "", *_table(documents, names, configs, _cell)]
+        if entry["baseline"]:
+            lines += ["", f"Difference from `{entry['baseline']}`:", "",
+                      *_table(documents, entry["members"], configs, _difference_cell)]
+    rest = [name for name in configs if name not in placed]
+    if rest:
+        lines += ["", "## Configs" if not grouped else "## Other configs", "", *_table(documents, rest, configs,
+                                                                                         _cell)]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------- plots
+
+
+def curve_points(documents: dict, configs: dict[str, BenchmarkConfig], names: list[str], baseline: str | None):
+    """``(lines, bands, x_labels)`` for :func:`dialshift.plots.shift_curves` over ``names`` (members of one figure):
+    one line per (document, group) when the configs span several groups, x = the sorted distinct intensities, the
+    unshifted ``baseline`` first."""
+    groups = list(dict.fromkeys(configs[name].group.name for name in names))
+    group_labels = {configs[name].group.name: configs[name].group.label for name in names}
+    xs = sorted({configs[name].intensity for name in names})
+    tick = {}
+    for name in names:
+        tick.setdefault(configs[name].intensity, configs[name].intensity_label or f"{configs[name].intensity:g}")
+    x_labels = ([baseline] if baseline else []) + [tick[x] for x in xs]
+    by_point = {(configs[name].group.name, configs[name].intensity): name for name in names}
+    lines, bands = {}, {}
+    for label, document in documents.items():
+        results, intervals = document.get("results", {}), document.get("intervals", {})
+        for group in groups:
+            series = ([baseline] if baseline else []) + [by_point.get((group, x)) for x in xs]
+            line = f"{label} ({group_labels[group]})" if len(groups) > 1 else label
+            lines[line] = [results.get(name) or {} for name in series]
+            bands[line] = [intervals.get(name) or {} for name in series]
+    return lines, bands, x_labels
+
+
+def write_plots(out_dir, documents: dict) -> list[Path]:
+    """``plots/shift_<figure>.png`` per figure and ``plots/reliability_<label>.png`` per document with bins."""
+    import matplotlib.pyplot as plt
+
+    from dialshift.plots import draw_reliability, save_figure, shift_curves
+
+    out_dir = Path(out_dir)
+    configs = typed_configs(documents)
+    written = []
+    for key, entry in figures(configs).items():
+        lines, bands, x_labels = curve_points(documents, configs, entry["members"], entry["baseline"])
+        metrics = _metrics_of(documents, entry["members"], configs)
+        figure = shift_curves(lines, x_labels, metrics=tuple(m for m, _ in metrics), title=entry["title"],
+                              xlabel=entry["axis_label"], intervals=bands, metric_labels=dict(metrics))
+        written.append(save_figure(figure, out_dir / "plots" / f"shift_{key}.png"))
+        plt.close(figure)
+    chosen = reliability_configs(configs)
+    for label, document in documents.items():
+        bins = document.get("reliability") or {}
+        names = [name for name in chosen if name in bins]
+        if not names:
+            continue
+        figure, axes = plt.subplots(1, len(names), figsize=(4.0 * len(names), 4.0), squeeze=False,
+                                    constrained_layout=True)
+        for ax, name in zip(axes.flat, names, strict=True):
+            draw_reliability(bins[name], title=name, ax=ax)
+        figure.suptitle(f"Reliability ({label})")
+        written.append(save_figure(figure, out_dir / "plots" / f"reliability_{label}.png"))
+        plt.close(figure)
+    return written
+
+
+def write_report(out_dir, documents: dict, plots: bool = True) -> Path:
+    """Write ``results.md`` (and the plots) for ``{label: document}`` into ``out_dir``."""
+    from dialshift.io import atomic_write
+
+    path = atomic_write(Path(out_dir) / "results.md", render_markdown(documents))
+    if plots and documents:
+        write_plots(out_dir, documents)
+    return path

@@ -1,0 +1,414 @@
+"""The scoring tasks: how each task's predictions are read, joined with gold, reduced and scored.
+
+A task turns a chunk of prediction lines plus the matching gold rows into compact *per-instance statistics*
+(:meth:`Task.instance_stats`), and computes its metric set from those statistics with optional integer bootstrap
+weights (:meth:`Task.metrics`; ``weights[i]`` = how many times instance ``i`` is drawn). Nothing larger than the
+statistics is kept, so a 1e7 x 10 predictions file is scored in bounded memory, and the paired bootstrap of
+:mod:`dialshift.scoring.bootstrap` only re-weights them. Each task's metrics are those of the numpy core
+:mod:`dialshift.metrics` (the statistics come from the core's own rank, top-label and binning rules, and
+``tests/test_scoring.py`` checks every task against the core's public functions).
+
+A new task subclasses :class:`Task`, sets its class attributes and registers itself with :func:`register_task`; its
+name must be one of :data:`dialshift.configs.TASKS` (the task a :class:`~dialshift.configs.BenchmarkConfig` names).
+"""
+
+import re
+import warnings
+
+import numpy as np
+
+from dialshift.configs import TASKS, BenchmarkConfig
+from dialshift.errors import DialshiftError
+
+
+def _pa():
+    import pyarrow as pa
+
+    return pa
+
+
+class Task:
+    """Base class of a scoring task; see the module docstring. Subclasses set:
+
+    * ``name``: the task name of :data:`~dialshift.configs.TASKS`;
+    * ``fields``: ``{prediction field: pyarrow type}`` read from each prediction line besides ``id``;
+    * ``gold_columns``: the dataset columns joined by ``id`` (string columns arrive dictionary-encoded);
+    * ``defaults``: metric options and their defaults (a config's ``parameters`` of the same name override them,
+      and ``dialshift score --option NAME=VALUE`` overrides both);
+    * ``description``: a sentence for ``results.md`` stating the prediction format and the metric definitions.
+    """
+
+    name: str = ""
+    fields: dict = {}
+    gold_columns: tuple = ()
+    defaults: dict = {}
+    description: str = ""
+
+    # --- options -------------------------------------------------------------------------------------------------
+
+    def resolve_options(self, config: BenchmarkConfig, given: dict | None = None) -> dict:
+        """The config's metric options: the task defaults, the config's parameters, then ``given``."""
+        options = dict(self.defaults)
+        options.update({key: value for key, value in config.parameters.items() if key in self.defaults})
+        options.update({key: value for key, value in (given or {}).items() if key in self.defaults})
+        return options
+
+    def schema(self):
+        pa = _pa()
+        return pa.schema([("id", pa.string()), *self.fields.items()])
+
+    # --- per chunk -----------------------------------------------------------------------------------------------
+
+    def instance_stats(self, table, gold: dict, options: dict) -> dict:
+        """Per-instance statistics (``{name: array of len(table)}``) of a chunk ``table`` of prediction lines and
+        the gold ``{column: pyarrow array}`` rows aligned with it. ``options`` may be completed (e.g. with the
+        candidate count found). Raise ``ValueError`` (naming ``field[row]``) for bad predictions."""
+        raise NotImplementedError
+
+    # --- metrics -------------------------------------------------------------------------------------------------
+
+    def metrics(self, stats: dict, options: dict, weights=None) -> dict:
+        """``{metric: value}`` from the statistics, each instance counted ``weights[i]`` times (once if None)."""
+        raise NotImplementedError
+
+    def headline(self, options: dict) -> tuple:
+        """The metrics shown in tables and drawn as curves, in order."""
+        raise NotImplementedError
+
+    def label(self, metric: str, options: dict) -> str:
+        return metric
+
+    def reliability(self, stats: dict, options: dict) -> dict | None:
+        """Reliability-diagram bins (``bin_edges``, ``bin_counts``, ``bin_confidence``, ``bin_accuracy``, ``ece``)
+        for tasks with calibrated probabilities; None otherwise."""
+        return None
+
+
+TASK_OBJECTS: dict[str, Task] = {}
+
+
+def register_task(task_class):
+    """Class decorator: register a :class:`Task` under its ``name`` (one of :data:`dialshift.configs.TASKS`)."""
+    task = task_class()
+    if task.name not in TASKS:
+        raise ValueError(f"task {task.name!r} is not in dialshift.configs.TASKS {TASKS}")
+    TASK_OBJECTS[task.name] = task
+    return task_class
+
+
+def get_task(name: str) -> Task:
+    if name not in TASK_OBJECTS:
+        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(sorted(TASK_OBJECTS))}")
+    return TASK_OBJECTS[name]
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def _weighted_mean(values, weights) -> float:
+    if weights is None:
+        return float(np.mean(values)) if len(values) else float("nan")
+    total = weights.sum()
+    return float(np.dot(weights, values) / total) if total else float("nan")
+
+
+def _matrix(table, field: str, required: bool = True):
+    """An ``N x K`` float64 matrix from a list column; None when every row is null and not ``required``."""
+    import pyarrow.compute as pc
+
+    column = table.column(field).combine_chunks()
+    nulls = column.null_count
+    if nulls == len(column) and not required:
+        return None
+    if nulls:
+        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise ValueError(f"{field}[{row}] is missing (every line needs a {field!r} list)")
+    lengths = pc.list_value_length(column).to_numpy()
+    if len(lengths) and (lengths != lengths[0]).any():
+        row = int(np.flatnonzero(lengths != lengths[0])[0])
+        raise ValueError(f"{field}[{row}] has {lengths[row]} values but {field}[0] has {lengths[0]}")
+    values = column.flatten()
+    if values.null_count:
+        raise ValueError(f"{field} holds a null value (every value must be a number)")
+    width = int(lengths[0]) if len(lengths) else 0
+    return values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False).reshape(len(column), width)
+
+
+def _vector(table, field: str, dtype=np.float64):
+    column = table.column(field).combine_chunks()
+    if column.null_count:
+        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise ValueError(f"{field}[{row}] is missing")
+    return column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+
+
+def _gold_ints(gold: dict, column: str) -> np.ndarray:
+    array = gold[column]
+    if array.null_count:
+        raise ValueError(f"gold column {column!r} has a missing value")
+    return array.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _dictionary_codes(gold: dict, column: str):
+    """``(codes, categories)`` of a dictionary-encoded gold string column."""
+    array = gold[column]
+    return array.indices.to_numpy(zero_copy_only=False).astype(np.int32), array.dictionary.to_pylist()
+
+
+# ----------------------------------------------------------------------------------------------- the tasks
+
+
+@register_task
+class ResponseRanking(Task):
+    """Response ranking over K candidates (Lee et al. 2022): R@k/K and MRR of the gold candidate, Brier score, ECE."""
+
+    name = "response_ranking"
+    gold_columns = ("label",)
+    #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
+    #: top-label bins), which the report script of Lee et al. called; ``ks``: the recall cut-offs (those <= K).
+    defaults = {"ece_bins": 15, "ks": (1, 2, 5)}
+    description = (
+        "Predictions: one line per instance with `id`, `probabilities` (K values summing to 1) and optionally "
+        "`scores` (K logits; ranking uses them when present, else the probabilities). R@k/K = share of instances "
+        "whose gold candidate ranks in the top k of K (ties counted against the gold one); MRR = mean reciprocal "
+        "rank; Brier = mean over instances of the sum over candidates of (p - onehot)^2 (range [0, 2]); "
+        "ECE = top-label expected calibration error over {ece_bins} equal-width right-closed bins (the defaults of "
+        "`uncertainty-calibration`'s `get_ece`, as used by Lee et al.)."
+    )
+
+    @property
+    def fields(self):
+        pa = _pa()
+        return {"scores": pa.list_(pa.float64()), "probabilities": pa.list_(pa.float64())}
+
+    def instance_stats(self, table, gold, options):
+        from dialshift.metrics.calibration import bin_edges, bin_index, top_label_confidences
+        from dialshift.metrics.ranking import gold_rank_counts
+
+        probabilities = _matrix(table, "probabilities")
+        scores = _matrix(table, "scores", required=False)
+        labels = _gold_ints(gold, "label")
+        width = probabilities.shape[1]
+        if options.setdefault("candidates", width) != width:
+            raise ValueError(f"probabilities[0] has {width} values but earlier lines have {options['candidates']}")
+        if scores is not None and scores.shape != probabilities.shape:
+            raise ValueError(f"scores[0] has {scores.shape[1]} values but probabilities[0] has {width}")
+        confidence, hit = top_label_confidences(probabilities, labels)  # validates the probabilities and labels
+        above, tied = gold_rank_counts(probabilities if scores is None else scores, labels)
+        rows = np.arange(len(labels))
+        brier = np.einsum("ij,ij->i", probabilities, probabilities) - 2.0 * probabilities[rows, labels] + 1.0
+        edges = bin_edges(None, int(options["ece_bins"]))
+        return {
+            "rank": (above + tied).astype(np.int32),  # pessimistic: tied candidates rank above the gold one
+            "brier": brier,
+            "confidence": confidence,
+            "hit": hit,
+            "bin": bin_index(confidence, edges, equal_width=True).astype(np.int16),
+        }
+
+    def ks(self, options) -> list[int]:
+        candidates = int(options.get("candidates", max(options["ks"])))
+        return [int(k) for k in options["ks"] if int(k) <= candidates]
+
+    def metrics(self, stats, options, weights=None):
+        rank = stats["rank"]
+        n = len(rank) if weights is None else weights.sum()
+        result = {f"recall@{k}": _weighted_mean(rank <= k, weights) for k in self.ks(options)}
+        result["mrr"] = _weighted_mean(1.0 / rank, weights)
+        result["brier"] = _weighted_mean(stats["brier"], weights)
+        gap = stats["confidence"] - stats["hit"]
+        if weights is not None:
+            gap = gap * weights
+        per_bin = np.bincount(stats["bin"], weights=gap, minlength=int(options["ece_bins"]))
+        result["ece"] = float(np.abs(per_bin).sum() / n) if n else float("nan")
+        return result
+
+    def headline(self, options):
+        return ("recall@1", "mrr", "brier", "ece")
+
+    def label(self, metric, options):
+        match = re.fullmatch(r"recall@(\d+)", metric)
+        if match:
+            return f"R@{match[1]}/{options.get('candidates', 'K')}"
+        return {"mrr": "MRR", "brier": "Brier", "ece": "ECE"}.get(metric, metric)
+
+    def reliability(self, stats, options):
+        from dialshift.metrics.calibration import bin_edges
+
+        n_bins = int(options["ece_bins"])
+        counts = np.bincount(stats["bin"], minlength=n_bins).astype(np.float64)
+        confidence = np.bincount(stats["bin"], weights=stats["confidence"], minlength=n_bins)
+        hits = np.bincount(stats["bin"], weights=stats["hit"], minlength=n_bins)
+        filled = counts > 0
+        mean = lambda sums: np.where(filled, sums / np.where(filled, counts, 1), np.nan)  # noqa: E731
+        return {
+            "bin_edges": bin_edges(None, n_bins).tolist(),
+            "bin_counts": counts.astype(np.int64).tolist(),
+            "bin_confidence": [None if np.isnan(v) else float(v) for v in mean(confidence)],
+            "bin_accuracy": [None if np.isnan(v) else float(v) for v in mean(hits)],
+            "ece": self.metrics(stats, options)["ece"],
+        }
+
+
+@register_task
+class PairwiseSelection(Task):
+    """Pairwise (adversarial) response selection: accuracy overall and per adversarial ``type``."""
+
+    name = "pairwise_selection"
+    gold_columns = ("label", "type")
+    defaults = {}
+    description = (
+        "Predictions: one line per instance with `id` and either `scores` (one score per response; the highest is "
+        "the choice, a tie counts as wrong) or `prediction` (the index of the chosen response). Accuracy = share of "
+        "instances whose choice is the gold response; `accuracy/<type>` the same within each gold `type`."
+    )
+
+    @property
+    def fields(self):
+        pa = _pa()
+        return {"scores": pa.list_(pa.float64()), "prediction": pa.int64()}
+
+    def instance_stats(self, table, gold, options):
+        from dialshift.metrics.ranking import gold_rank_counts
+
+        labels = _gold_ints(gold, "label")
+        codes, categories = _dictionary_codes(gold, "type")
+        options.setdefault("types", categories)
+        scores = _matrix(table, "scores", required=False)
+        if scores is not None:
+            above, tied = gold_rank_counts(scores, labels)
+            hit = (above == 0) & (tied == 1)
+        else:
+            hit = _vector(table, "prediction", np.int64) == labels
+        return {"hit": hit, "type": codes}
+
+    def metrics(self, stats, options, weights=None):
+        result = {"accuracy": _weighted_mean(stats["hit"], weights)}
+        for code, name in enumerate(options["types"]):
+            inside = stats["type"] == code
+            result[f"accuracy/{name}"] = _weighted_mean(stats["hit"][inside],
+                                                        None if weights is None else weights[inside])
+        return result
+
+    def headline(self, options):
+        return ("accuracy", *(f"accuracy/{name}" for name in options.get("types", ())))
+
+    def label(self, metric, options):
+        return "Acc" if metric == "accuracy" else metric.replace("accuracy/", "Acc ")
+
+
+@register_task
+class OpenWorldIntent(Task):
+    """Open-world intent classification: F1 over all / known / out-of-scope classes, accuracy, OOD detection."""
+
+    name = "open_world_intent"
+    gold_columns = ("label",)
+    #: ``oos_label``: the id of the out-of-scope class (a config's ``parameters`` give it); ``tpr_level`` of FPR@TPR.
+    defaults = {"oos_label": None, "tpr_level": 0.95}
+    description = (
+        "Predictions: one line per instance with `id`, `prediction` (the predicted label id; the out-of-scope id "
+        "for a rejection) and `score` (an in-domain score, higher = more in-domain). F1_All/F1_In/F1_Out = macro F1 "
+        "over all K+1 classes / the K known classes / the out-of-scope class (Shu et al. 2017); Acc = accuracy; "
+        "AUROC and FPR@95TPR of the in-domain score, in-domain positive (Hendrycks and Gimpel 2017)."
+    )
+
+    @property
+    def fields(self):
+        pa = _pa()
+        return {"prediction": pa.int64(), "score": pa.float64()}
+
+    def instance_stats(self, table, gold, options):
+        if options.get("oos_label") is None:
+            raise ValueError("the config declares no oos_label parameter (pass --option oos_label=ID)")
+        return {"gold": _gold_ints(gold, "label"), "prediction": _vector(table, "prediction", np.int64),
+                "score": _vector(table, "score")}
+
+    def _known(self, stats, options):
+        oos = int(options["oos_label"])
+        known = np.union1d(stats["gold"], stats["prediction"])
+        return [int(label) for label in known if label != oos]
+
+    def metrics(self, stats, options, weights=None):
+        from dialshift.metrics import ood_detection, open_world_f1
+
+        if weights is not None:  # a resample, drawn explicitly: the core's own functions score it
+            rows = np.repeat(np.arange(len(weights)), weights)
+            stats = {key: value[rows] for key, value in stats.items()}
+            known = options["_known"]
+        else:
+            known = options.setdefault("_known", self._known(stats, options))
+        oos = int(options["oos_label"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore" if weights is not None else "default")
+            result = open_world_f1(stats["prediction"], stats["gold"], oos_label=oos, labels=known)
+        try:
+            detection = ood_detection(stats["score"], (stats["gold"] != oos).astype(np.int64),
+                                      tpr_level=float(options["tpr_level"]))
+        except ValueError:  # no out-of-scope (or no in-domain) example: undefined
+            detection = {"auroc": float("nan"), f"fpr@{round(float(options['tpr_level']) * 100):d}tpr": float("nan")}
+        key = f"fpr@{round(float(options['tpr_level']) * 100):d}tpr"
+        return {**result, "auroc": detection["auroc"], key: detection[key]}
+
+    def headline(self, options):
+        return ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", f"fpr@{round(float(options['tpr_level']) * 100)}tpr")
+
+    def label(self, metric, options):
+        return {"f1_all": "F1_All", "f1_in": "F1_In", "f1_out": "F1_Out", "accuracy": "Acc",
+                "auroc": "AUROC"}.get(metric, metric.upper().replace("@", "@"))
+
+
+@register_task
+class AttentionDistribution(Task):
+    """Context attention distribution under distracting insertions (Xing and Gulla 2022): the DAS ratio."""
+
+    name = "attention_distribution"
+    gold_columns = ("distractor_mask",)
+    #: ``includes_query``: each line's ``attention_scores`` ends with the Query's AS (ignored).
+    defaults = {"includes_query": False}
+    description = (
+        "Predictions: one line per dialogue with `id` and `attention_scores` (the attention score AS of each "
+        "context utterance, eq. 7 of Xing and Gulla 2022). DAS ratio = mean over dialogues of (mean AS of the "
+        "distracting utterances) / (mean AS of the History utterances), from the gold `distractor_mask`; lower is "
+        "better."
+    )
+
+    @property
+    def fields(self):
+        pa = _pa()
+        return {"attention_scores": pa.list_(pa.float64())}
+
+    def instance_stats(self, table, gold, options):
+        from dialshift.metrics import das_ratio
+
+        column = table.column("attention_scores").combine_chunks()
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(f"attention_scores[{row}] is missing")
+        scores, masks = column.to_pylist(), gold["distractor_mask"].to_pylist()
+        includes_query = bool(options["includes_query"])
+        das_ratio(scores, masks, includes_query=includes_query)  # the core validates every dialogue (row named)
+        distractor, history = np.empty(len(scores)), np.empty(len(scores))
+        for row, (values, mask) in enumerate(zip(scores, masks, strict=True)):
+            values = np.asarray(values[:-1] if includes_query else values, dtype=np.float64)
+            flags = np.asarray(mask, dtype=bool)
+            distractor[row], history[row] = values[flags].mean(), values[~flags].mean()
+        return {"distractor": distractor, "history": history}
+
+    def metrics(self, stats, options, weights=None):
+        if weights is None:  # the point estimate is the core's own function on the per-dialogue means
+            from dialshift.metrics import das_ratio
+
+            pairs = np.stack([stats["distractor"], stats["history"]], axis=1)
+            result = das_ratio(pairs, np.tile([1, 0], (len(pairs), 1)))
+            result.pop("n_dialogues")
+            return result
+        return {"das_ratio": _weighted_mean(stats["distractor"] / stats["history"], weights),
+                "mean_as_distractor": _weighted_mean(stats["distractor"], weights),
+                "mean_as_history": _weighted_mean(stats["history"], weights)}
+
+    def headline(self, options):
+        return ("das_ratio", "mean_as_distractor", "mean_as_history")
+
+    def label(self, metric, options):
+        return {"das_ratio": "DAS ratio", "mean_as_distractor": "AS distractor",
+                "mean_as_history": "AS History"}[metric]
