@@ -5,4 +5,4 @@ transformations (:mod:`dialshift.shifts`), the numpy core of every metric (:mod:
 folders (:mod:`dialshift.hub`) and the models the trainers use (:mod:`dialshift.models`).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

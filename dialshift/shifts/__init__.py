@@ -9,7 +9,7 @@
 Every random choice comes from the instance's :class:`InstanceRandom` (:mod:`.seeding`).
 """
 
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftPipeline, ShiftResult
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftPipeline, ShiftResult, shift_dataset
 from dialshift.shifts.context import InsufficientContext, SourceLength
 from dialshift.shifts.lexical import ImportantWord, KnownWord, TokenizedContext, UnknownWord
 
@@ -24,4 +24,5 @@ __all__ = [
     "SourceLength",
     "TokenizedContext",
     "UnknownWord",
+    "shift_dataset",
 ]

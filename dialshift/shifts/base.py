@@ -88,10 +88,11 @@ class Shift(ABC):
 
 @dataclass
 class ShiftPipeline:
-    """Apply ``shift`` to the ``context`` column of ``datasets`` rows (a ``Dataset.map``-ready, batched function).
+    """Apply ``shift`` to the ``context`` column of ``datasets`` rows (a ``Dataset.map``-ready, batched function;
+    :func:`shift_dataset` is the convenient form).
 
-    Rows the shift does not apply to get ``keep = False`` (filter them out afterwards); kept rows get the shifted
-    ``context`` and the change record (``replacements``, ``deleted_turns``).
+    Rows the shift does not apply to get ``keep = False``; kept rows get the shifted ``context`` and the change record
+    (``replacements``, ``deleted_turns``, ``truncated_turns``).
     """
 
     shift: Shift
@@ -112,3 +113,32 @@ class ShiftPipeline:
             for name in self._fields:
                 out[name].append(record[name])
         return {**batch, self.context_column: contexts, **out}
+
+
+def change_features():
+    """The ``datasets`` features of the change record a shifted row carries."""
+    from datasets import List, Value
+
+    return {"replacements": List({"turn": Value("int32"), "index": Value("int32"), "original": Value("string"),
+                                  "replacement": Value("string")}),
+            "deleted_turns": List(Value("string")),
+            "truncated_turns": List(Value("string"))}
+
+
+def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id", context_column: str = "context",
+                  num_proc: int | None = None, batch_size: int = 1000):
+    """A ``datasets.Dataset`` of dialogues shifted by ``shift``: rows the shift does not apply to are left out, kept
+    rows get the shifted context and the change record (``replacements``, ``deleted_turns``, ``truncated_turns``).
+    Each row is seeded by ``(seed, shift's stream keys, row id)``, so the result does not depend on batching or on
+    ``num_proc``."""
+    from datasets import Features, Value
+
+    for column in (id_column, context_column):
+        if column not in dataset.column_names:
+            raise ValueError(f"the dataset has no {column!r} column (it has {', '.join(dataset.column_names)}); "
+                             f"pass {'id_column' if column == id_column else 'context_column'}=")
+    pipeline = ShiftPipeline(shift, seed, id_column, context_column, keep_column="__keep__")
+    features = Features({**dataset.features, **change_features(), "__keep__": Value("bool")})
+    shifted = dataset.map(pipeline, batched=True, batch_size=batch_size, features=features, num_proc=num_proc,
+                          desc=f"{shift!r}")
+    return shifted.filter(lambda keep: keep, input_columns="__keep__", batched=False).remove_columns("__keep__")
