@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     try:
         return int(args.func(args) or 0)
     except DialshiftError as error:
-        print(f"dialshift {args.command}: error: {error}", file=sys.stderr)
+        print(f"dialshift {args.command}: error: {one_line(str(error))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dialshift {args.command}: interrupted", file=sys.stderr)
@@ -50,6 +50,15 @@ def main(argv=None) -> int:
     except OSError as error:  # disk full, permissions, read-only file system: the system's reason, on one line
         print(f"dialshift {args.command}: error: {describe_os_error(error)}", file=sys.stderr)
         return 2
+    except RecursionError:  # a hostile input (e.g. a JSON line of a million '[') that a parser follows too deep
+        print(f"dialshift {args.command}: error: an input is nested too deeply to read (RecursionError); check the "
+              f"files this command reads for damaged or hostile content", file=sys.stderr)
+        return 2
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: every run of whitespace (newlines included) becomes one space."""
+    return " ".join(message.split())
 
 
 #: What to do about the operating-system errors a user can fix.
@@ -71,8 +80,7 @@ def describe_os_error(error: OSError, limit: int = 300) -> str:
     if code is None:  # pyarrow and others put the errno only in the message: "[Errno 28] No space left on device"
         code = next((number for number in _OS_ERROR_FIXES if f"[Errno {number}]" in str(error)), None)
     fix = _OS_ERROR_FIXES.get(code)
-    line = f"{reason}{where}" + (f"; {fix}" if fix else "")
-    line = " ".join(line.split())
+    line = one_line(f"{reason}{where}" + (f"; {fix}" if fix else ""))
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 

@@ -385,12 +385,11 @@ def check_config_files(folder, name: str, splits, recorded: dict | None = None) 
         if not expected:
             continue
         actual = file_fingerprint(path)
-        if actual["size"] != expected.get("size"):
-            problems.append(f"{relative}: {actual['size']:,} bytes, the card recorded {expected.get('size')} at build "
-                            f"time (changed or replaced); {rebuild_hint(folder, name)}")
-        elif actual["sha256"] != expected.get("sha256"):
-            problems.append(f"{relative}: content differs from the sha256 the card recorded at build time (changed, "
-                            f"or swapped with another config's file); {rebuild_hint(folder, name)}")
+        if actual != {"size": expected.get("size"), "sha256": expected.get("sha256")}:
+            resized = actual["size"] != expected.get("size")
+            what = f"{actual['size']:,} bytes, recorded {expected.get('size')}" if resized else "same size, new sha256"
+            problems.append(f"{relative}: differs from the fingerprint the card recorded at build time ({what}): "
+                            f"changed, or swapped with another config's file; {rebuild_hint(folder, name)}")
     return problems
 
 
@@ -479,7 +478,8 @@ def read_card(folder):
     try:
         return DatasetCard.load(path)
     except Exception as error:  # the YAML parser's errors vary by version
-        raise DialshiftError(f"{path}: unreadable card front matter ({error})") from None
+        reason = " ".join(str(error).split())[:200]
+        raise DialshiftError(f"{path}: unreadable card front matter ({reason}); rebuild the folder") from None
 
 
 def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:

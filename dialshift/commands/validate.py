@@ -19,6 +19,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    import sys
+
     from dialshift.errors import DialshiftError
     from dialshift.hub import declared_configs, validate_hub_folder
     from dialshift.registry import families
@@ -31,7 +33,7 @@ def run(args) -> int:
             configs = family.configs()
             if any(config.name in present for config in configs):
                 expected |= {config.name for config in configs if config.name in present or not config.optional}
-    report = validate_hub_folder(args.folder, expected_configs=expected, progress=True)
+    report = validate_hub_folder(args.folder, expected_configs=expected, progress=sys.stderr.isatty())
     for name, split, rows in report.rows:
         print(f"ok  {name}/{split}: {rows:,} rows")
     for problem in report.problems:
