@@ -85,14 +85,6 @@ class BenchmarkConfig:
         return cls(group=ShiftGroup(**group) if group else None, **data)
 
 
-def configs_to_dict(configs: Iterable[BenchmarkConfig]) -> dict:
-    return {config.name: config.to_dict() for config in configs}
-
-
-def configs_from_dict(data: Mapping) -> dict[str, BenchmarkConfig]:
-    return {name: BenchmarkConfig.from_dict(entry) for name, entry in (data or {}).items()}
-
-
 # ----------------------------------------------------------------------------------------------- names
 
 

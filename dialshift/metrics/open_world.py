@@ -146,11 +146,6 @@ def _average_precision(true_positives, false_positives) -> float:
     return float(np.sum(recall_steps * precision))
 
 
-def average_precision(scores, positive) -> float:
-    """Average precision of ``scores`` for boolean ``positive`` labels (``sklearn`` average_precision_score)."""
-    return _average_precision(*_curve_counts(np.asarray(scores, dtype=np.float64), np.asarray(positive, dtype=bool)))
-
-
 def ood_detection(predictions, references, tpr_level=0.95):
     """Threshold-free out-of-scope detection metrics of an in-domain score.
 

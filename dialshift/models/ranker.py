@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialshift.errors import DialshiftError
-from dialshift.io import write_json_atomic  # noqa: F401  (re-exported for modules not yet on dialshift.io)
 from dialshift.training.batching import pad_batch, sorted_batches
-from dialshift.training.metadata import MODEL_FILE, class_path, import_class, read_model_meta, write_model_meta
+from dialshift.training.metadata import MODEL_FILE, import_class, read_model_meta, write_model_meta
 
 TASK = "ranking"
 RANKER_FILE = MODEL_FILE
@@ -92,15 +91,6 @@ class Ranker:
     @property
     def temperature(self) -> float | None:
         return self.meta.get("temperature")
-
-
-def save_ranker(path, model, tokenizer, meta: dict) -> Path:
-    """Save a ranker folder; ``meta`` must hold at least ``max_length`` and ``backbone``."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return write_ranker_meta(path, {"model_class": class_path(model), **meta})
 
 
 def write_ranker_meta(path, meta: dict) -> Path:
