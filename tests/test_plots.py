@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from dialshift.cli import main
-from dialshift.commands.plot import expand_configs, natural_key
 from dialshift.plots import reliability_diagram, save_figure, shift_curves
 
 matplotlib.use("Agg")
@@ -62,12 +61,6 @@ def test_shift_curves_one_line_per_method_and_gaps():
     plt.close(figure)
     with pytest.raises(ValueError, match="has 2 points but x_labels has 3"):
         shift_curves(results, ["a", "b", "c"])
-
-
-def test_natural_order_of_configs():
-    names = ["uw_0.50", "uw_0.05", "uw_0.10", "ic_10of6", "ic_2of6", "sr_6", "sr_1"]
-    assert sorted(names, key=natural_key) == ["ic_2of6", "ic_10of6", "sr_1", "sr_6", "uw_0.05", "uw_0.10", "uw_0.50"]
-    assert expand_configs(["source", "uw_*"], names + ["source"]) == ["source", "uw_0.05", "uw_0.10", "uw_0.50"]
 
 
 def write_predictions(path, probabilities, labels=None):
@@ -128,9 +121,22 @@ def test_cli_reliability_bad_input(tmp_path, capsys):
 
 
 def write_results(path, method, values):
+    """A results.json as `dialshift score` writes it: typed configs (the x axis) and metrics per config."""
+    from dialshift.configs import BenchmarkConfig, ShiftGroup
+
+    group = ShiftGroup("uw", "UW", "uw_kw", "UW / KW", "word replacement ratio")
+    configs = {"dailydialog": BenchmarkConfig("dailydialog", "dailydialog", "response_ranking").to_dict()}
+    for config in values:
+        if config != "dailydialog":
+            ratio = float(config.split("_")[1])
+            configs[config] = BenchmarkConfig(config, "dailydialog", "response_ranking", "", group, ratio,
+                                              f"{ratio:.2f}").to_dict()
     path.parent.mkdir(parents=True, exist_ok=True)
-    results = {config: {"accuracy": a, "brier": b, "ece": c} for config, (a, b, c) in values.items()}
-    path.write_text(json.dumps({"config": {"method": method, "model": "tiny"}, "results": results}))
+    results = {config: {"recall@1": a, "brier": b, "ece": c} for config, (a, b, c) in values.items()}
+    intervals = {config: {"recall@1": [a - 0.02, a + 0.02]} for config, (a, _, _) in values.items()}
+    options = {config: {"ece_bins": 15, "ks": [1], "candidates": 10} for config in values}
+    path.write_text(json.dumps({"run": {"method": method, "model": "tiny"}, "configs": configs, "results": results,
+                                "intervals": intervals, "options": options}))
 
 
 def test_cli_curves(tmp_path, capsys):
@@ -139,32 +145,58 @@ def test_cli_curves(tmp_path, capsys):
         values = {
             config: (0.9 - i * 0.04 + offset, 0.16 + i * 0.06, 0.03 + i * 0.02) for i, config in enumerate(configs)
         }
-        values["source"] = (0.9, 0.16, 0.03)
+        values["dailydialog"] = (0.9, 0.16, 0.03)
         write_results(tmp_path / method / "results.json", method, values)
     out = tmp_path / "uw.png"
     files = [str(tmp_path / "vanilla" / "results.json"), str(tmp_path / "ensemble" / "results.json")]
-    assert (
-        main(
-            [
-                "plot",
-                "curves",
-                *files,
-                "--configs",
-                "uw_*",
-                "--out",
-                str(out),
-                "--title",
-                "UW",
-                "--xlabel",
-                "word replacement ratio",
-            ]
-        )
-        == 0
-    )
+    assert main(["plot", "curves", *files, "--configs", "dailydialog", "uw_*", "--out", str(out), "--title", "UW"]) == 0
     assert out.read_bytes().startswith(PNG_MAGIC)
+    assert main(["plot", "curves", *files, "--out", str(out)]) == 0  # every config, the x axis from the typed configs
     assert main(["plot", "curves", *files, "--configs", "kw_*", "--out", str(out)]) == 2
-    assert "'kw_*' matches no config" in capsys.readouterr().err
+    assert "'kw_*' matches nothing" in capsys.readouterr().err
+    assert main(["plot", "curves", *files, "--configs", "dailydialog", "--out", str(out)]) == 2
+    assert "lies on a shift curve" in capsys.readouterr().err
     assert main(["plot", "curves", *files, "--configs", "uw_*", "--metrics", "auroc", "--out", str(out)]) == 2
     assert "metric 'auroc' is in none of the results" in capsys.readouterr().err
     assert main(["plot", "curves", files[0], files[0], "--configs", "uw_*", "--out", str(out)]) == 2
     assert "--names" in capsys.readouterr().err
+    (tmp_path / "old.json").write_text(json.dumps({"config": {"method": "x"}, "results": {"uw_0.05": {}}}))
+    assert main(["plot", "curves", str(tmp_path / "old.json"), "--out", str(out)]) == 2
+    assert "no typed configs" in capsys.readouterr().err
+
+
+def test_curve_points_follow_the_typed_intensity(tmp_path):
+    from dialshift.scoring.report import curve_points, typed_configs
+
+    values = {"dailydialog": (0.9, 0.1, 0.0), "uw_0.50": (0.5, 0.5, 0.1), "uw_0.05": (0.8, 0.2, 0.05)}
+    write_results(tmp_path / "results.json", "vanilla", values)
+    documents = {"vanilla": json.loads((tmp_path / "results.json").read_text())}
+    configs = typed_configs(documents)
+    lines, bands, labels = curve_points(documents, configs, ["uw_0.50", "uw_0.05"], "dailydialog")
+    assert labels == ["dailydialog", "0.05", "0.50"]
+    assert [point["recall@1"] for point in lines["vanilla"]] == [0.9, 0.8, 0.5]
+    assert bands["vanilla"][2]["recall@1"] == [0.48, 0.52]
+
+
+@pytest.mark.parametrize("case", ["deep", "long-id"])
+def test_cli_reliability_hostile_lines(tmp_path, capsys, case):
+    folder = tmp_path / "dataset"
+    predictions = tmp_path / "p.jsonl"
+    if case == "deep":
+        predictions.write_text('{"id": "a", "probabilities": [0.5, 0.5], "label": 0}\n' + "[" * 1_000_000 + "\n")
+        args = []
+    else:
+        import datasets
+
+        (folder / "p").mkdir(parents=True)
+        datasets.Dataset.from_dict({"id": ["a"], "label": [0]}).to_parquet(folder / "p" / "test.parquet")
+        (folder / "README.md").write_text(
+            "---\nconfigs:\n- config_name: p\n  data_files:\n  - split: test\n    path: p/test.parquet\n---\n"
+        )
+        predictions.write_text(json.dumps({"id": "y" * 1_000_000, "probabilities": [0.5, 0.5]}) + "\n")
+        args = ["--dataset", str(folder)]
+        capsys.readouterr()  # drop the progress output of to_parquet
+    assert main(["plot", "reliability", str(predictions), *args, "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) < 400
+    assert {"deep": "p.jsonl:2: JSON nested too deeply", "long-id": "p.jsonl:1: id 'yyyy"}[case] in err

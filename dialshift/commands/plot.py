@@ -104,24 +104,11 @@ def _add_output_arguments(parser) -> None:
 
 
 def gold_labels(dataset, config, split, column):
-    """``{id: label}`` from a Hub dataset folder (``datasets.load_dataset(folder, config, split=split)``)."""
-    from pathlib import Path
+    """``{id: label}`` of one config split of a Hub dataset folder (read from its parquet files, no cache)."""
+    from dialshift.scoring.gold import load_gold
 
-    from dialshift.errors import DialshiftError
-
-    folder = Path(dataset)
-    if not folder.is_dir():
-        raise DialshiftError(f"--dataset {dataset}: no such folder (build one with `dialshift build`)")
-    import datasets
-
-    try:
-        table = datasets.load_dataset(str(folder.resolve()), config, split=split)
-    except ValueError as error:
-        raise DialshiftError(f"--dataset {dataset}: cannot load config {config!r} split {split!r}: {error}") from None
-    for name in ("id", column):
-        if name not in table.column_names:
-            raise DialshiftError(f"{dataset} config {config}: no {name!r} column (columns: {table.column_names})")
-    return dict(zip(table["id"], table[column], strict=True))
+    gold = load_gold(dataset, config, split, [column])
+    return dict(zip(gold.ids.to_pylist(), gold.columns[column].to_pylist(), strict=True))
 
 
 def load_reliability_inputs(path, dataset=None, config=None, split="test", column="label"):
@@ -260,7 +247,8 @@ def run_curves(args) -> int:
     baselines = [name for name in chosen if not configs[name].shifted and configs[name].family in families]
     lines, bands, labels = curve_points(documents, configs, shifted, baselines[0] if baselines else None)
     columns = dict(_metrics_of(documents, shifted, configs))
-    metrics = args.metrics or list(columns)
+    present = {metric for points in lines.values() for point in points for metric in point}
+    metrics = args.metrics or [metric for metric in columns if metric in present]
     for metric in metrics:
         if not any(metric in point for points in lines.values() for point in points):
             raise DialshiftError(f"metric {metric!r} is in none of the results for these configs "

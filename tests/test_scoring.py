@@ -1,0 +1,307 @@
+"""dialshift.scoring: every task against the metric core, chunked reading, paired bootstrap coverage, `dialshift score`
+end to end on a synthetic folder holding one config of each task, and hostile predictions files."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from dialshift.cli import main as cli
+from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.metrics import brier, das_ratio, ece, ood_detection, open_world_f1, recall_at_k
+from dialshift.scoring import ScoringSettings, bootstrap, get_task, score_directory
+from dialshift.scoring.pipeline import check_output_dir
+
+GROUP = ShiftGroup("noise", "Noise", "noise", "Toy noise shift", "noise level")
+CONFIGS = [
+    BenchmarkConfig("toyrank", "toy", "response_ranking", "unshifted ranking"),
+    *[BenchmarkConfig(f"toyrank_n{level}", "toy", "response_ranking", "noisier", GROUP, level / 2, f"{level}/2")
+      for level in (1, 2)],
+    BenchmarkConfig("toypairs", "toypairs", "pairwise_selection"),
+    BenchmarkConfig("toyintent", "toyintent", "open_world_intent", parameters={"oos_label": 4}),
+    BenchmarkConfig("toydistract", "toydistract", "attention_distribution"),
+]
+N = 60
+
+
+def ranking_rows(rng, n, k=5):
+    labels = rng.integers(0, k, n)
+    logits = np.round(rng.normal(size=(n, k)), 1)  # rounding makes ties
+    logits[np.arange(n), labels] += 1.0
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return logits, probabilities, labels
+
+
+def make_folder(path):
+    """A Hub folder with typed configs of all four tasks (card metadata) and the predictions for each."""
+    import datasets
+
+    from dialshift.hub import write_hub_folder
+
+    rng = np.random.default_rng(0)
+    ids = [f"toy-{i:03d}" for i in range(N)]
+    data, predictions = {}, {}
+    logits, probabilities, labels = ranking_rows(rng, N)
+    for name, noise in (("toyrank", 0.0), ("toyrank_n1", 1.0), ("toyrank_n2", 2.0)):
+        keep = ids if noise < 2 else ids[: N // 2]  # the strongest shift has fewer instances: pairing by id
+        noisy = logits[: len(keep)] + rng.normal(scale=noise, size=(len(keep), 5))
+        p = np.exp(noisy) / np.exp(noisy).sum(axis=1, keepdims=True)
+        data[name] = {"id": keep, "label": labels[: len(keep)].tolist()}
+        predictions[name] = [{"id": i, "scores": s.tolist(), "probabilities": q.tolist()}
+                             for i, s, q in zip(keep, noisy, p, strict=True)]
+    types = rng.choice(["negation", "swap", "none"], N).tolist()
+    pair_labels = rng.integers(0, 2, N)
+    data["toypairs"] = {"id": ids, "label": pair_labels.tolist(), "type": types}
+    predictions["toypairs"] = [{"id": i, "scores": rng.normal(size=2).tolist()} for i in ids]
+    gold = rng.integers(0, 5, N)
+    predicted = np.where(rng.random(N) < 0.7, gold, rng.integers(0, 5, N))
+    data["toyintent"] = {"id": ids, "label": gold.tolist()}
+    predictions["toyintent"] = [{"id": i, "prediction": int(p), "score": float(s)}
+                                for i, p, s in zip(ids, predicted, rng.random(N) + (gold != 4), strict=True)]
+    masks = [[int(x) for x in rng.permutation([1] + [0] * int(rng.integers(1, 4)))] for _ in ids]
+    data["toydistract"] = {"id": ids, "distractor_mask": masks}
+    predictions["toydistract"] = [{"id": i, "attention_scores": (rng.random(len(m)) + 0.1).tolist()}
+                                  for i, m in zip(ids, masks, strict=True)]
+    dataset = {name: datasets.DatasetDict({"test": datasets.Dataset.from_dict(columns)})
+               for name, columns in data.items()}
+    folder = write_hub_folder(path / "dataset", dataset, [], progress=False,
+                              metadata={c.name: {"config": c.to_dict(), "facts": {}} for c in CONFIGS})
+    pred_dir = path / "predictions"
+    pred_dir.mkdir()
+    for name, rows in predictions.items():
+        (pred_dir / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder, pred_dir, predictions, data
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    return make_folder(tmp_path_factory.mktemp("scoring"))
+
+
+@pytest.fixture(scope="module")
+def document(toy):
+    folder, pred_dir, _, _ = toy
+    return score_directory(pred_dir, ScoringSettings(folder, replicates=200))
+
+
+# ----------------------------------------------------------------------------------------------- tasks vs the core
+
+
+def stats_of(task_name, table_rows, gold_columns, options):
+    import pyarrow as pa
+
+    task = get_task(task_name)
+    table = pa.Table.from_pylist(table_rows, schema=task.schema())
+    gold = {}
+    for name, values in gold_columns.items():
+        array = pa.array(values)
+        gold[name] = array.dictionary_encode() if pa.types.is_string(array.type) else array
+    return task, task.instance_stats(table, gold, options)
+
+
+def test_response_ranking_equals_the_metric_core():
+    rng = np.random.default_rng(1)
+    logits, probabilities, labels = ranking_rows(rng, 500, k=10)
+    rows = [{"id": str(i), "scores": s.tolist(), "probabilities": p.tolist()}
+            for i, (s, p) in enumerate(zip(logits, probabilities, strict=True))]
+    options = {"ece_bins": 15, "ks": (1, 2, 5)}
+    task, stats = stats_of("response_ranking", rows, {"label": labels.tolist()}, options)
+    result = task.metrics(stats, options)
+    expected = recall_at_k(logits, labels, k=[1, 2, 5])
+    for key in ("recall@1", "recall@2", "recall@5", "mrr"):
+        assert result[key] == pytest.approx(expected[key], abs=1e-12)
+    assert result["brier"] == pytest.approx(brier(probabilities, labels)["brier"], abs=1e-12)
+    core_ece = ece(probabilities, labels, n_bins=15)
+    assert result["ece"] == pytest.approx(core_ece["ece"], abs=1e-12)
+    bins = task.reliability(stats, options)
+    assert bins["bin_counts"] == core_ece["bin_counts"]
+    assert task.metrics(stats, options, np.ones(500, dtype=np.int64)) == pytest.approx(result, abs=1e-12)
+    assert task.label("recall@1", options) == "R@1/10" and options["candidates"] == 10
+
+
+def test_open_world_and_das_and_pairwise_equal_the_core(toy):
+    _, _, predictions, data = toy
+    options = {"oos_label": 4, "tpr_level": 0.95}
+    task, stats = stats_of("open_world_intent", predictions["toyintent"], {"label": data["toyintent"]["label"]},
+                           options)
+    result = task.metrics(stats, options)
+    predicted = [r["prediction"] for r in predictions["toyintent"]]
+    core = open_world_f1(predicted, data["toyintent"]["label"], oos_label=4)
+    detection = ood_detection([r["score"] for r in predictions["toyintent"]],
+                              [int(g != 4) for g in data["toyintent"]["label"]])
+    assert {k: result[k] for k in core} == pytest.approx(core)
+    assert result["auroc"] == pytest.approx(detection["auroc"]) and result["fpr@95tpr"] == detection["fpr@95tpr"]
+    assert task.metrics(stats, options, np.ones(N, dtype=np.int64)) == pytest.approx(result)
+
+    options = {"includes_query": False}
+    task, stats = stats_of("attention_distribution", predictions["toydistract"],
+                           {"distractor_mask": data["toydistract"]["distractor_mask"]}, options)
+    core = das_ratio([r["attention_scores"] for r in predictions["toydistract"]],
+                     data["toydistract"]["distractor_mask"])
+    result = task.metrics(stats, options)
+    assert result["das_ratio"] == pytest.approx(core["das_ratio"], abs=1e-12)
+    assert task.metrics(stats, options, np.ones(N, dtype=np.int64)) == pytest.approx(result, abs=1e-12)
+
+    options = {}
+    task, stats = stats_of("pairwise_selection", predictions["toypairs"],
+                           {"label": data["toypairs"]["label"], "type": data["toypairs"]["type"]}, options)
+    result = task.metrics(stats, options)
+    scores = np.array([r["scores"] for r in predictions["toypairs"]])
+    hits = scores.argmax(1) == np.array(data["toypairs"]["label"])
+    assert result["accuracy"] == pytest.approx(hits.mean())
+    kinds = np.array(data["toypairs"]["type"])
+    for kind in ("negation", "swap", "none"):
+        assert result[f"accuracy/{kind}"] == pytest.approx(hits[kinds == kind].mean())
+
+
+# ----------------------------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_intervals_cover_the_true_value():
+    """Percentile intervals of a mean (known p = 0.7) and of a paired difference (known 0) cover ~95% of the time."""
+    rng = np.random.default_rng(7)
+    covered_mean = covered_difference = 0
+    trials, n = 250, 120
+    for trial in range(trials):
+        keys = np.arange(n, dtype=np.uint64)
+        a = (rng.random(n) < 0.7).astype(float)
+        b = np.where(rng.random(n) < 0.5, a, (rng.random(n) < 0.7))  # correlated with a, same mean 0.7
+
+        def statistic(values):
+            return lambda w: {"mean": float(np.dot(w, values) / w.sum())}
+
+        samples = {"a": bootstrap.Sample(keys, statistic(a)), "b": bootstrap.Sample(keys, statistic(b))}
+        draws = bootstrap.paired_replicates(samples, replicates=200, seed=trial)
+        low, high = bootstrap.intervals(draws)["a"]["mean"]
+        covered_mean += low <= 0.7 <= high
+        points = {"a": {"mean": a.mean()}, "b": {"mean": b.mean()}}
+        low, high = bootstrap.paired_differences(points, draws, {"b": "a"})["b"]["metrics"]["mean"]["interval"]
+        covered_difference += low <= 0.0 <= high
+    assert 0.89 <= covered_mean / trials <= 0.99
+    assert 0.89 <= covered_difference / trials <= 0.99
+
+
+def test_bootstrap_is_seeded_and_paired():
+    keys = np.arange(50, dtype=np.uint64)
+    values = np.linspace(0, 1, 50)
+    sample = bootstrap.Sample(keys, lambda w: {"m": float(np.dot(w, values) / w.sum())})
+    first = bootstrap.paired_replicates({"a": sample, "b": sample}, 30, seed=3)
+    again = bootstrap.paired_replicates({"a": sample, "b": sample}, 30, seed=3)
+    assert np.array_equal(first["a"]["m"], again["a"]["m"])
+    assert np.array_equal(first["a"]["m"], first["b"]["m"])  # same ids -> the same resample in every config
+
+
+# ----------------------------------------------------------------------------------------------- end to end
+
+
+def test_score_document(document):
+    assert set(document["results"]) == {c.name for c in CONFIGS}
+    assert document["configs"]["toyrank_n1"]["group"]["figure"] == "noise"
+    assert document["results"]["toyrank_n2"]["instances"] == N // 2
+    assert set(document["results"]["toyintent"]) >= {"f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr"}
+    assert "das_ratio" in document["results"]["toydistract"] and "accuracy/swap" in document["results"]["toypairs"]
+    for config, metrics in document["intervals"].items():
+        for metric, interval in metrics.items():
+            assert interval is None or interval[0] <= interval[1], (config, metric)
+    assert document["intervals"]["toyrank"]["recall@1"] is not None
+    difference = document["differences"]["toyrank_n2"]
+    assert difference["baseline"] == "toyrank" and difference["metrics"]["recall@1"]["interval"]
+    assert set(document["differences"]) == {"toyrank_n1", "toyrank_n2"}
+    assert document["options"]["toyrank"]["ece_bins"] == 15 and "toyrank" in document["reliability"]
+
+
+def test_chunked_reading_gives_the_same_document(toy, document):
+    folder, pred_dir, _, _ = toy
+    chunked = score_directory(pred_dir, ScoringSettings(folder, replicates=200, block_bytes=300))
+    assert json.dumps(chunked, sort_keys=True) == json.dumps(document, sort_keys=True)
+
+
+def test_score_cli_writes_results_and_plots_from_typed_configs(toy, tmp_path, capsys):
+    folder, pred_dir, _, _ = toy
+    out = tmp_path / "results"
+    assert cli(["score", str(pred_dir), "--dataset", str(folder), "--out", str(out), "--bootstrap", "50",
+                "--no-progress"]) == 0
+    written = json.loads((out / "results.json").read_text())
+    assert written["scoring"]["replicates"] == 50
+    summary = (out / "results.md").read_text()
+    assert "## Toy noise shift" in summary and "Difference from `toyrank`" in summary and "R@1/5" in summary
+    assert "15 equal-width" in summary
+    assert {p.name for p in (out / "plots").iterdir()} >= {"shift_noise.png", "reliability_predictions.png"}
+    curves = tmp_path / "curves.png"
+    assert cli(["plot", "curves", str(out / "results.json"), "--out", str(curves)]) == 0
+    assert curves.read_bytes().startswith(b"\x89PNG")
+
+
+def test_score_options_override(toy):
+    folder, pred_dir, _, _ = toy
+    document = score_directory(pred_dir, ScoringSettings(folder, replicates=10, options={"ece_bins": 10}),
+                               given={"options"})
+    assert document["options"]["toyrank"]["ece_bins"] == 10
+
+
+# ----------------------------------------------------------------------------------------------- hostile inputs
+
+
+def rewrite(pred_dir, tmp_path, name, text):
+    target = tmp_path / "predictions"
+    target.mkdir(exist_ok=True)
+    (target / f"{name}.jsonl").write_text(text)
+    return target
+
+
+@pytest.mark.parametrize("case", ["deep", "long-id", "missing", "twice", "bad-row", "not-object", "bad-type",
+                                  "empty"])
+def test_hostile_predictions_give_one_line(toy, tmp_path, capsys, case):
+    folder, pred_dir, predictions, _ = toy
+    rows = [json.dumps(row) for row in predictions["toyrank"]]
+    if case == "deep":
+        rows[3] = "[" * 1_000_000
+    elif case == "long-id":
+        rows[2] = json.dumps({**predictions["toyrank"][2], "id": "x" * 1_000_000})
+    elif case == "missing":
+        rows = rows[:-1]
+    elif case == "twice":
+        rows[5] = rows[4]
+    elif case == "bad-row":
+        rows[7] = json.dumps({**predictions["toyrank"][7], "probabilities": [0.9, 0.3, 0.0, 0.0, 0.0]})
+    elif case == "not-object":
+        rows[1] = "[1, 2]"
+    elif case == "bad-type":
+        rows[6] = json.dumps({**predictions["toyrank"][6], "probabilities": "high"})
+    else:
+        rows = [""]
+    target = rewrite(pred_dir, tmp_path, "toyrank", "\n".join(rows) + "\n")
+    code = cli(["score", str(target), "--dataset", str(folder), "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("dialshift score: error:") and "\n" not in err and len(err) < 600, err
+    expected = {"deep": ":4: JSON nested too deeply", "long-id": ":3: id 'xxxx", "missing": "1 of the 60 ids",
+                "twice": ":6: id 'toy-004' is predicted twice", "bad-row": ":8: predictions[7] sums to 1.2",
+                "not-object": ":2: expected a JSON object", "bad-type": ":7: field 'probabilities' must be a list",
+                "empty": "no records"}[case]
+    assert expected in err
+
+
+def test_unknown_config_file_and_output_checks(toy, tmp_path, capsys, monkeypatch):
+    folder, pred_dir, predictions, _ = toy
+    target = rewrite(pred_dir, tmp_path, "nosuch", json.dumps(predictions["toyrank"][0]) + "\n")
+    assert cli(["score", str(target), "--dataset", str(folder), "--out", str(tmp_path / "o")]) == 2
+    assert "has no config 'nosuch'" in capsys.readouterr().err
+    afile = tmp_path / "file.txt"
+    afile.write_text("x")
+    assert cli(["score", str(pred_dir), "--dataset", str(folder), "--out", str(afile)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    from dialshift.errors import DialshiftError
+
+    with pytest.raises(DialshiftError, match="is a file, so the folder cannot be created"):
+        check_output_dir(afile / "sub")
+    monkeypatch.setattr("os.access", lambda *args: False)
+    with pytest.raises(DialshiftError, match="is not writable"):
+        check_output_dir(tmp_path / "new")
+
+
+def test_warnings_do_not_leak_from_replicates(toy):
+    folder, pred_dir, _, _ = toy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        score_directory(pred_dir, ScoringSettings(folder, replicates=20))
