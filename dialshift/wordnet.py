@@ -11,12 +11,12 @@ See ``../shared/data/wordnet/SOURCE.md``.
 import hashlib
 import os
 import shutil
-import tempfile
 import warnings
 from functools import cache
 from pathlib import Path
 
 from dialshift.errors import DialshiftError
+from dialshift.io import temporary_sibling
 
 WORDNET_DIR_ENV = "DIALSHIFT_WORDNET_DIR"
 CACHE_DIR_ENV = "DIALSHIFT_CACHE_DIR"
@@ -83,7 +83,8 @@ def prepare_wordnet(wordnet_dir=None, cache=None) -> Path:
         return nltk_data
     target.parent.mkdir(parents=True, exist_ok=True)
     files = [source / name for name in REQUIRED_FILES + OPTIONAL_FILES if (source / name).is_file()]
-    staging = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=target.parent))
+    staging = temporary_sibling(target)
+    staging.mkdir()
     try:
         for file in files:
             shutil.copyfile(file, staging / file.name)

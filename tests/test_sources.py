@@ -493,3 +493,15 @@ def test_sources_help(capsys):
         main(["sources", "--help"])
     assert caught.value.code == 0
     assert "official statistics" in " ".join(capsys.readouterr().out.split())
+
+
+def test_deeply_nested_json_is_a_source_error(tmp_path):
+    """Issue 15: a file of a million '[' ended in a RecursionError traceback."""
+    from dialshift.sources.base import read_json, read_jsonl
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 1_000_000)
+    with pytest.raises(SourceError, match="nested too deeply"):
+        read_json(path)
+    with pytest.raises(SourceError, match="nested too deeply"):
+        list(read_jsonl(path))

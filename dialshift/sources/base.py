@@ -176,6 +176,8 @@ def read_json(path: Path):
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise SourceError(path, f"invalid JSON ({error.msg}, column {error.colno})", line=error.lineno) from None
+    except RecursionError:
+        raise SourceError(path, "invalid JSON (nested too deeply)") from None
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, object]]:
@@ -184,9 +186,12 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, object]]:
         if not line.strip():
             raise SourceError(path, "empty line in a JSON-lines file", line=number)
         try:
-            yield number, json.loads(line)
+            value = json.loads(line)
         except json.JSONDecodeError as error:
             raise SourceError(path, f"invalid JSON ({error.msg}, column {error.colno})", line=number) from None
+        except RecursionError:
+            raise SourceError(path, "invalid JSON (nested too deeply)", line=number) from None
+        yield number, value
 
 
 def require_fields(path: Path, value, fields: dict[str, type], line: int | None = None, where: str = "") -> dict:
