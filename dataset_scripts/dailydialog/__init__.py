@@ -15,7 +15,7 @@ from dialshift.parallel import fork_map, get_shared, shared
 from dialshift.registry import BuildContext, BuildResult, Family, option
 from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.lexical import ratio_name
-from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, target_count
+from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, UW_RULES, WordRules, target_count
 
 from .pipeline import DailyDialogShifts, ShiftOptions
 
@@ -108,6 +108,19 @@ class DailyDialogOptions:
                               choices=sorted(ROUNDING))
     uw_case_sensitive_vocab: bool = option(False, "check rule 3 (not a training word) case-sensitively instead of "
                                                   "case-folded")
+    uw_rules: str = option("paper", "UW/KW/UW-imp word rules: 'paper' (Lee et al. as stated: any word, every sense of "
+                                    "every part of speech, the WordNet lemma as it is) or 'sense' (beyond the paper: "
+                                    "content words only, the most frequent sense of the word's likely part of speech, "
+                                    "re-inflected); --uw-content-words, --uw-senses and --uw-inflect override one rule",
+                           choices=sorted(UW_RULES))
+    uw_content_words: str | None = option(None, "targets restricted to content words: no stop word (scikit-learn's "
+                                                "list), contraction piece or inflection of a stop word (default: as "
+                                                "--uw-rules)", choices=("on", "off"))
+    uw_senses: str | None = option(None, "synonyms only from the word's K most frequent WordNet senses (SemCor "
+                                         "counts) of its likely part of speech, or 'all' (default: as --uw-rules)",
+                                   metavar="K|all")
+    uw_inflect: str | None = option(None, "re-inflect a synonym like the word it replaces (cars -> automobiles, "
+                                          "lemminflect; default: as --uw-rules)", choices=("on", "off"))
     ic_selection: str = option("at_least", "IC instances: contexts of at least 6 turns (last 6 used; the paper's "
                                            "count) or exactly 6", choices=IC_SELECTIONS)
     dd_drop_train_overlap: bool = option(False, "leave out validation/test instances whose dialogue also occurs in "
@@ -119,10 +132,36 @@ class DailyDialogOptions:
     importance_scorer: object = option(None, "a callable scoring contexts (library use and tests)", cli=False)
     importance_label: str = option("custom scorer", "how the card names importance_scorer", cli=False)
 
+    def __post_init__(self):
+        self.word_rules()  # a bad --uw-* value is a one-line error before anything is read
+
+    def word_rules(self) -> WordRules:
+        """The ``--uw-rules`` preset with the single-rule overrides applied."""
+        if self.uw_rules not in UW_RULES:
+            raise DialshiftError(f"--uw-rules {self.uw_rules!r} is not one of {', '.join(sorted(UW_RULES))}")
+        rules = UW_RULES[self.uw_rules]
+        switches = {}
+        for name, value in (("content_words", self.uw_content_words), ("inflect", self.uw_inflect)):
+            if value is None:
+                continue
+            if value not in ("on", "off", True, False):
+                raise DialshiftError(f"--uw-{name.replace('_', '-')} must be on or off, got {value!r}")
+            switches[name] = value in ("on", True)
+        senses = rules.senses
+        if self.uw_senses is not None:
+            text = str(self.uw_senses).strip().lower()
+            if text != "all" and not (text.isdigit() and int(text) >= 1):
+                raise DialshiftError(f"--uw-senses must be a whole number >= 1 or 'all', got {self.uw_senses!r}")
+            senses = 0 if text == "all" else int(text)
+        return WordRules(content_words=switches.get("content_words", rules.content_words), senses=senses,
+                         inflect=switches.get("inflect", rules.inflect))
+
     def shift_options(self, seed: int) -> ShiftOptions:
+        rules = self.word_rules()
         return ShiftOptions(seed=seed, rounding=self.uw_rounding, vocab_case_sensitive=self.uw_case_sensitive_vocab,
                             kw_rule=self.kw_rule, kw_min_count=self.kw_min_count, ic_selection=self.ic_selection,
-                            drop_train_overlap=self.dd_drop_train_overlap)
+                            drop_train_overlap=self.dd_drop_train_overlap, content_words=rules.content_words,
+                            senses=rules.senses, inflect=rules.inflect)
 
 
 def features():
@@ -315,8 +354,12 @@ def config_facts(config: BenchmarkConfig, data, settings: dict, shifts: DailyDia
         facts["truncated"] = sum(1 for turns in test["truncated_turns"] if turns)
     if importance is not None:
         facts["importance_model"] = importance
+    if config.group is not None and config.group.name in ("uw", "kw", "uw_imp"):
+        rules = shifts.options.word_rules
+        facts["word_rules"] = {"preset": rules.preset, "describe": rules.describe()}
     if config.group is not None and config.group.name == "uw":
         facts["alternative_rounding"] = alternative_rounding(shifts, config.parameters["ratio"])
+        facts["alternative_rules"] = alternative_rules(shifts, config.parameters["ratio"])
     return facts
 
 
@@ -338,14 +381,31 @@ def train_overlap(shifts: DailyDialogShifts, data) -> dict:
     return result
 
 
-def alternative_rounding(shifts: DailyDialogShifts, ratio: float) -> dict:
-    """UW test instances at ``ratio`` under the other rounding rule (for the card's rule comparison)."""
+def surviving(shifts: DailyDialogShifts, ratio: float, rounding: str, rules: WordRules) -> tuple[int, float]:
+    """How many UW test instances ``ratio`` keeps under ``rounding`` and word ``rules``, and their mean targets: an
+    instance is kept when its n = rounding(ratio x tokens) > 0 and it has at least n replaceable words."""
     from dialshift.shifts.lexical import TokenizedContext
 
-    other = "round" if shifts.options.rounding == "floor" else "floor"
-    kept = 0
+    synonyms = shifts.synonyms.with_rules(rules)
+    kept, targets = 0, 0
     for row in shifts.source_rows("test"):
         context = TokenizedContext.of(row["context"])
-        n = target_count(context.num_tokens, ratio, other)
-        kept += n > 0 and sum(map(shifts.synonyms.replaceable, context.words())) >= n
-    return {"rule": other, "count": kept}
+        n = target_count(context.num_tokens, ratio, rounding)
+        if n > 0 and sum(context.replaceable(synonyms)) >= n:
+            kept, targets = kept + 1, targets + n
+    return kept, targets / max(kept, 1)
+
+
+def alternative_rounding(shifts: DailyDialogShifts, ratio: float) -> dict:
+    """UW test instances at ``ratio`` under the other rounding rule (for the card's rule comparison)."""
+    other = "round" if shifts.options.rounding == "floor" else "floor"
+    return {"rule": other, "count": surviving(shifts, ratio, other, shifts.options.word_rules)[0]}
+
+
+def alternative_rules(shifts: DailyDialogShifts, ratio: float) -> dict:
+    """UW test instances at ``ratio`` under the other word rules: the ``sense`` preset for a build with the paper's
+    rules, the paper's for any other (for the card's Table 1 comparison)."""
+    rules = shifts.options.word_rules
+    other = "sense" if rules.preset == "paper" else "paper"
+    count, mean = surviving(shifts, ratio, shifts.options.rounding, UW_RULES[other])
+    return {"rules": other, "count": count, "mean_targets": mean}

@@ -9,7 +9,7 @@ configs keep the source instance's ``id``, ``candidates`` and ``label``; only ``
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from dialshift.configs import BenchmarkConfig
 from dialshift.errors import DialshiftError
@@ -25,7 +25,7 @@ from dialshift.shifts import (
     UnknownWord,
 )
 from dialshift.shifts.lexical import KW_MIN_COUNT
-from dialshift.shifts.replace import KnownWords, SynonymTable
+from dialshift.shifts.replace import KnownWords, SynonymTable, WordRules
 from dialshift.shifts.words import Vocabulary, is_word, tokenize
 
 #: The stream key of the source instances' negatives and gold positions (the config's name in dialshift 0.1; kept so
@@ -35,7 +35,8 @@ NEGATIVES_KEY = "source"
 
 @dataclass(frozen=True)
 class ShiftOptions:
-    """Every rule parameter of the family (stated in the card)."""
+    """Every rule parameter of the family (stated in the card). ``content_words``, ``senses`` and ``inflect`` are
+    the UW/KW/UW-imp word rules (:class:`~dialshift.shifts.replace.WordRules`; default: the paper's)."""
 
     seed: int = 0
     rounding: str = "floor"
@@ -44,6 +45,13 @@ class ShiftOptions:
     kw_min_count: int = KW_MIN_COUNT
     ic_selection: str = "at_least"
     drop_train_overlap: bool = False
+    content_words: bool = False
+    senses: int = 0
+    inflect: bool = False
+
+    @property
+    def word_rules(self) -> WordRules:
+        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect)
 
 
 def fold(dialogue) -> tuple[str, ...]:
@@ -112,17 +120,18 @@ class DailyDialogShifts:
     def shift(self, config: BenchmarkConfig) -> Shift | None:
         """The Shift of a config (None for the unshifted ``dailydialog`` config)."""
         group, params, options = config.group, config.parameters, self.options
+        rules = asdict(options.word_rules)
         if group is None:
             return None
         if group.name == "uw":
-            return UnknownWord(ratio=params["ratio"], rounding=options.rounding, synonyms=self.synonyms)
+            return UnknownWord(ratio=params["ratio"], rounding=options.rounding, synonyms=self.synonyms, **rules)
         if group.name == "kw":
             return KnownWord(ratio=params["ratio"], rounding=options.rounding, rule=options.kw_rule,
-                             min_count=options.kw_min_count, synonyms=self.synonyms, known=self.known)
+                             min_count=options.kw_min_count, synonyms=self.synonyms, known=self.known, **rules)
         if group.name == "uw_imp":
             if not self._scores:
                 raise DialshiftError(f"{config.name} needs word-importance scores: pass --importance-model DIR")
-            return ImportantWord(bucket=params["bucket"], synonyms=self.synonyms, scores=self._scores)
+            return ImportantWord(bucket=params["bucket"], synonyms=self.synonyms, scores=self._scores, **rules)
         if group.name == "ic":
             return InsufficientContext(deleted=params["deleted"], window=params["window"],
                                        selection=options.ic_selection)

@@ -13,6 +13,12 @@ All three replace target words of the context and differ only in how targets are
   target, so the five configs share one instance set.
 
 Tokens are cut by :func:`dialshift.shifts.words.tokenize`; a context is tokenised once per distinct turn text.
+
+Every parameters dataclass here extends :class:`~dialshift.shifts.replace.WordRules`: keyword-only
+``content_words``, ``senses`` and ``inflect`` (default: the paper's rules) choose the sense-preserving variant, e.g.
+``UnknownWord(ratio=0.3, synonyms=table, content_words=True, senses=1, inflect=True)``; the shift then uses
+``synonyms.with_rules(...)``, the table of those rules over the same WordNet and vocabulary. KW with the same rules
+has the same (content-word) targets as UW.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +32,7 @@ from dialshift.shifts.replace import (
     ROUNDING,
     KnownWords,
     SynonymTable,
+    WordRules,
     bucket_targets,
     check_ratio,
     importance_buckets,
@@ -33,7 +40,7 @@ from dialshift.shifts.replace import (
     ratio_targets,
     word_positions,
 )
-from dialshift.shifts.words import Vocabulary, substitute, token_spans, tokenize
+from dialshift.shifts.words import Vocabulary, is_name_like, substitute, token_spans, tokenize
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -68,6 +75,13 @@ class TokenizedContext:
     def words(self) -> list[str]:
         return [self.tokens[t][i] for t, i in self.positions]
 
+    def replaceable(self, synonyms: SynonymTable) -> list[bool]:
+        """Whether each word (in :attr:`positions` order) can be a target: it has a valid synonym and, under the
+        content-word rule, is not a capitalised word inside a sentence (a likely name: ``Jack``, ``Sue``)."""
+        names = synonyms.rules.content_words
+        return [synonyms.replaceable(self.tokens[t][i]) and not (names and is_name_like(self.tokens[t], i))
+                for t, i in self.positions]
+
     def replace(self, targets: Sequence[int], replace: Callable[[str], str]) -> ShiftResult:
         """Replace the words at ``targets`` (indices into :attr:`positions`) and keep everything else verbatim."""
         replacements = make_replacements(self.tokens, self.positions, targets, replace)
@@ -80,11 +94,12 @@ class TokenizedContext:
 
 
 @dataclass(frozen=True)
-class RatioParams:
+class RatioParams(WordRules):
     ratio: float
     rounding: str = "floor"
 
     def __post_init__(self):
+        super().__post_init__()
         check_ratio(self.ratio)
         if self.rounding not in ROUNDING:
             raise ValueError(f"unknown rounding {self.rounding!r}; choose one of {', '.join(ROUNDING)}")
@@ -98,7 +113,7 @@ class UnknownWord(Shift):
 
     def __init__(self, params=None, *, synonyms: SynonymTable, **kwargs):
         super().__init__(params, **kwargs)
-        self.synonyms = synonyms
+        self.synonyms = synonyms.with_rules(self.params)
 
     @classmethod
     def for_corpus(cls, training_texts: Iterable[str], case_sensitive: bool = False, wordnet=None, **params):
@@ -113,7 +128,7 @@ class UnknownWord(Shift):
         return ratio_name("uw", self.params.ratio)
 
     def targets(self, context: TokenizedContext, rng: InstanceRandom) -> list[int] | None:
-        replaceable = [self.synonyms.replaceable(word) for word in context.words()]
+        replaceable = context.replaceable(self.synonyms)
         return ratio_targets(context.num_tokens, replaceable, self.params.ratio, rng(self.key), self.params.rounding)
 
     def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
@@ -156,11 +171,12 @@ class KnownWord(UnknownWord):
 
 
 @dataclass(frozen=True)
-class ImportanceParams:
+class ImportanceParams(WordRules):
     bucket: int
     num_buckets: int = 5
 
     def __post_init__(self):
+        super().__post_init__()
         if not 1 <= self.bucket <= self.num_buckets:
             raise ValueError(f"importance bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
 
@@ -174,7 +190,7 @@ class ImportantWord(Shift):
 
     def __init__(self, params=None, *, synonyms: SynonymTable, scores: Mapping[tuple, Sequence], **kwargs):
         super().__init__(params, **kwargs)
-        self.synonyms = synonyms
+        self.synonyms = synonyms.with_rules(self.params)
         self.scores = scores
 
     @property
@@ -185,8 +201,30 @@ class ImportantWord(Shift):
         context = TokenizedContext.of(dialogue)
         buckets = importance_buckets(self.scores[tuple(dialogue)], self.params.num_buckets)
         word_buckets = [buckets[t][i] for t, i in context.positions]
-        replaceable = [self.synonyms.replaceable(word) for word in context.words()]
+        replaceable = context.replaceable(self.synonyms)
         per_bucket = [bucket_targets(word_buckets, replaceable, b) for b in range(1, self.params.num_buckets + 1)]
         if any(targets is None for targets in per_bucket):
             return None
         return context.replace(per_bucket[self.params.bucket - 1], self.synonyms.replace)
+
+
+def sample_replacements(rows: Iterable[Mapping], size: int = 40, seed: int = 0) -> list[dict]:
+    """A seeded uniform sample of ``size`` replacements of shifted rows (``id``, ``context``, ``replacements``), in
+    row order: the items of a hand-checked audit (``docs/uw_audit.md``). Each item has the row ``id``, the
+    replacement's ``turn``/``index``/``original``/``replacement`` and ``utterance``, the shifted turn with the
+    replaced token marked ``[original -> replacement]``."""
+    import numpy as np
+
+    rows = list(rows)
+    items = [(r, k) for r, row in enumerate(rows) for k in range(len(row["replacements"]))]
+    if not items:
+        return []
+    picks = sorted(np.random.default_rng(seed).choice(len(items), size=min(size, len(items)), replace=False).tolist())
+    sample = []
+    for r, k in (items[p] for p in picks):
+        row, item = rows[r], rows[r]["replacements"][k]
+        text = row["context"][item["turn"]]
+        marked = substitute(text, token_spans(text), {item["index"]: f"[{item['original']} -> {item['replacement']}]"})
+        sample.append({"id": row["id"], **{key: item[key] for key in ("turn", "index", "original", "replacement")},
+                       "utterance": marked})
+    return sample

@@ -14,6 +14,10 @@ synsets of the word (every part of speech, NLTK's morphological lookup) other th
 (1) not a number, (2) a single alphabetic token (no multi-word ``_`` lemma, no hyphen), (3) not in the training
 vocabulary, (4) the farthest normalised Levenshtein distance from the word among the rest (ties: alphabetical).
 A known word (:class:`KnownWords`) is a word seen more than 5,000 times in the training split.
+
+:class:`WordRules` adds three optional rules beyond the paper (all off by default; :data:`UW_RULES` names the presets
+``paper`` and ``sense``): targets restricted to content words, synonyms drawn only from the word's ``senses`` most
+frequent senses of its likely part of speech, and synonyms re-inflected like the word (:mod:`dialshift.shifts.senses`).
 """
 
 import math
@@ -24,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.shifts import senses as sense_rules
 from dialshift.shifts.words import Vocabulary, is_number, is_numeral, is_word, match_case, normalized_levenshtein
 
 Position = tuple[int, int]  # (turn index in the context, token index in the turn)
@@ -68,14 +73,76 @@ def rule_single_word(candidate: str) -> bool:
     return candidate.isalpha()
 
 
-class SynonymTable:
-    """The valid unknown synonym of each word, from WordNet, computed once per word and reused across configs."""
+@dataclass(frozen=True, kw_only=True)
+class WordRules:
+    """Optional target and synonym rules beyond Lee et al.; the defaults are the paper's rules.
 
-    def __init__(self, wordnet, vocabulary: Vocabulary, exclude_number_senses: bool = True):
+    ``content_words``: only content words are targets (:func:`dialshift.shifts.senses.is_content_word`: no stop word,
+    contraction piece or inflection of a stop word). ``senses``: synonyms come only from the word's ``senses`` most
+    frequent WordNet senses of its likely part of speech (0 = every synset of every part of speech, the paper's
+    rule). ``inflect``: a synonym takes the word's inflection (``cars -> automobiles``; a synonym lemminflect cannot
+    inflect is skipped). Shift parameter dataclasses inherit these fields, so every word shift takes them.
+    """
+
+    content_words: bool = False
+    senses: int = 0
+    inflect: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.senses, int) or isinstance(self.senses, bool) or self.senses < 0:
+            raise DialshiftError(f"senses must be a whole number >= 0 (0 = every sense, the paper's rule), "
+                                 f"got {self.senses!r}")
+
+    def word_rules(self) -> "WordRules":
+        """These rules alone (without a subclass's other parameters)."""
+        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect)
+
+    @property
+    def preset(self) -> str:
+        """``paper``, ``sense`` or ``custom``: the name of these rules in :data:`UW_RULES`."""
+        return next((name for name, rules in UW_RULES.items() if rules == self.word_rules()), "custom")
+
+    def describe(self) -> str:
+        """One line for cards and logs, e.g. ``content words, top-1 sense of the likely POS, re-inflected``."""
+        parts = ["content words only" if self.content_words else "any word",
+                 f"top-{self.senses} sense{'s' * (self.senses > 1)} of the likely part of speech" if self.senses
+                 else "every sense of every part of speech",
+                 "re-inflected" if self.inflect else "synonym lemma as in WordNet"]
+        return ", ".join(parts)
+
+
+#: Named rule sets: ``paper`` (Lee et al. as stated, the default) and ``sense`` (the sense-preserving variant).
+UW_RULES = {
+    "paper": WordRules(),
+    "sense": WordRules(content_words=True, senses=1, inflect=True),
+}
+
+
+class SynonymTable:
+    """The valid unknown synonym of each word, from WordNet, computed once per word and reused across configs.
+
+    ``rules`` (:class:`WordRules`) defaults to the paper's; :meth:`with_rules` gives the table of other rules over the
+    same WordNet and vocabulary (made once, then shared).
+    """
+
+    def __init__(self, wordnet, vocabulary: Vocabulary, exclude_number_senses: bool = True,
+                 rules: WordRules = WordRules()):
         self.wordnet = wordnet
         self.vocabulary = vocabulary
         self.exclude_number_senses = exclude_number_senses
+        self.rules = rules.word_rules()
         self._best: dict[str, str | None] = {}
+        self._variants: dict[WordRules, SynonymTable] = {self.rules: self}
+        self._senses: dict[str, list] = {}  # word -> its ranked senses, shared by the variants
+
+    def with_rules(self, rules: WordRules) -> "SynonymTable":
+        """The table of ``rules`` over this table's WordNet and vocabulary (this table when the rules are its own)."""
+        rules = rules.word_rules()
+        if rules not in self._variants:
+            variant = SynonymTable(self.wordnet, self.vocabulary, self.exclude_number_senses, rules)
+            variant._variants, variant._senses = self._variants, self._senses
+            self._variants[rules] = variant
+        return self._variants[rules]
 
     def candidates(self, word: str) -> list[str]:
         """Lemma names of every synset of ``word`` except the word itself, sorted and de-duplicated; synsets that are
@@ -89,9 +156,48 @@ class SynonymTable:
     def _number_sense(self, synset) -> bool:
         return self.exclude_number_senses and any(is_numeral(name) for name in synset.lemma_names())
 
+    def sense_candidates(self, word: str) -> list[str]:
+        """Candidates under the optional rules: lemma names of the word's senses (its ``senses`` most frequent of the
+        likely part of speech, or all), number senses skipped, each re-inflected like the word when ``inflect`` is
+        on (a synonym with no inflected form is dropped); sorted and de-duplicated, the word itself excluded."""
+        lower = word.lower()
+        senses = self.senses(lower)
+        if self.rules.senses:
+            senses = sense_rules.top_senses(senses, sense_rules.likely_pos(senses, lower), self.rules.senses)
+        names = set()
+        for sense in senses:
+            if self._number_sense(sense.synset):
+                continue
+            tag = sense_rules.penn_tag(lower, sense.pos, sense.lemma) if self.rules.inflect else None
+            for name in sense.synset.lemma_names():
+                if name.lower() in (lower, sense.lemma.lower()) or not rule_single_word(name):
+                    continue
+                form = sense_rules.inflect(name, tag) if self.rules.inflect else name
+                if form is not None:
+                    names.add(form)
+        return sorted(name for name in names if name.lower() != lower)
+
+    def content_word(self, word: str) -> bool:
+        """The content-word rule: :func:`dialshift.shifts.senses.is_content_word` with the word's likely part of
+        speech."""
+        lower = word.lower()
+        if lower in sense_rules.stop_words():
+            return False
+        return sense_rules.is_content_word(lower, sense_rules.likely_pos(self.senses(lower), lower))
+
+    def senses(self, word: str) -> list:
+        """The ranked WordNet senses of a lower-case word (:func:`dialshift.shifts.senses.word_senses`), cached."""
+        if word not in self._senses:
+            self._senses[word] = sense_rules.word_senses(self.wordnet, word)
+        return self._senses[word]
+
     def valid(self, word: str) -> list[str]:
-        """Candidates passing rules 1-3."""
-        return [name for name in self.candidates(word)
+        """Candidates passing rules 1-3 (and, with them on, the content-word, sense and inflection rules)."""
+        rules = self.rules
+        if rules.content_words and not self.content_word(word):
+            return []
+        candidates = self.sense_candidates(word) if (rules.senses or rules.inflect) else self.candidates(word)
+        return [name for name in candidates
                 if rule_not_number(name) and rule_single_word(name) and name not in self.vocabulary]
 
     def best(self, word: str) -> str | None:
@@ -130,6 +236,8 @@ def _own_file_handles() -> None:
     wordnet = get_shared("synonym_table").wordnet
     if hasattr(wordnet, "_data_file_map"):
         wordnet._data_file_map = {}
+    if hasattr(wordnet, "_key_count_file"):  # the sense frequencies (cntlist.rev) of Lemma.count()
+        wordnet._key_count_file = None
 
 
 def _best_of(words: list[str]) -> dict[str, str | None]:

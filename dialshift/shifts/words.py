@@ -68,6 +68,20 @@ def is_word(token: str) -> bool:
     return token.isalpha() and not is_number(token)
 
 
+#: Tokens after which a capitalised word starts a sentence (so its capital says nothing about being a name).
+SENTENCE_BREAKS = frozenset('. ! ? " \u201c \u2018 ( : ; -'.split())
+
+
+def is_name_like(tokens, index: int) -> bool:
+    """A capitalised word inside a sentence (``Jack``, ``Sue`` in ``I told Sue``): likely a name, not the common word
+    WordNet has (``sue -> litigate``). The first word of a turn or after ``. ! ? " ( : ; -`` is not name-like; neither
+    is ``I``."""
+    token = tokens[index]
+    if not token[:1].isupper() or token == "I" or index == 0:
+        return False
+    return tokens[index - 1] not in SENTENCE_BREAKS
+
+
 def normalized_levenshtein(a: str, b: str) -> float:
     """Yujian & Bo (2007) normalised distance ``2 d / (|a| + |b| + d)`` in [0, 1], case-insensitive."""
     a, b = a.lower(), b.lower()
