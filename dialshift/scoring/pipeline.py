@@ -11,9 +11,11 @@ predictions were scored with (bootstrap replicates and seed, metric options, spl
 ``dialshift score`` command line leaves a setting unset.
 
 Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and reduced to per-instance statistics
-(response ranking: 27 bytes per instance, whatever the candidate count), plus 8 bytes per gold id and the gold
-columns; the bootstrap adds ``O(ids)`` per replicate. A 1e7 x 10 ranking file needs about 0.6 GB in all
-(``benchmarks/scoring.py`` measures it).
+(response ranking: 27 bytes per instance, whatever the candidate count), beside the gold ids (Arrow strings and an
+8-byte key each) and gold columns; the bootstrap adds ``O(ids)`` per replicate. Measured by ``benchmarks/scoring.py``:
+peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s, was 8.9 GB and
+146 s), independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, about
+75 ns per instance (1,000 replicates of a 1e7 file: about 13 minutes; pass fewer with ``--bootstrap``).
 """
 
 import json
