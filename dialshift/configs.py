@@ -25,7 +25,7 @@ class ShiftGroup:
     """A family of configs that vary one shift along one axis (e.g. Unknown Word over replacement ratios).
 
     ``figure`` names the shift-curve figure the group is drawn in: groups sharing it are drawn together (UW beside its
-    KW control); ``title`` and ``axis_label`` are that figure's.
+    KW control), in ``rank`` order (the shift before its control); ``title`` and ``axis_label`` are that figure's.
     """
 
     name: str
@@ -33,6 +33,7 @@ class ShiftGroup:
     figure: str
     title: str
     axis_label: str
+    rank: int = 0
 
 
 @dataclass(frozen=True)

@@ -51,11 +51,11 @@ _TURNS = ("IC / SR: sentence deletion ratio and context length (Lee et al. Table
           f"sentence deletion ratio (SR: ({IC_WINDOW} - context turns) / {IC_WINDOW})")
 GROUPS = {
     "uw": ShiftGroup("uw", "UW", "uw_kw", *_WORDS),
-    "kw": ShiftGroup("kw", "KW", "uw_kw", *_WORDS),
+    "kw": ShiftGroup("kw", "KW", "uw_kw", *_WORDS, rank=1),
     "uw_imp": ShiftGroup("uw_imp", "UW-imp", "uw_imp", "UW word importance (Lee et al. Table 7)",
                          f"word importance bucket (ratio {IMPORTANCE_RATIO:.2f})"),
     "ic": ShiftGroup("ic", "IC", "ic_sr", *_TURNS),
-    "sr": ShiftGroup("sr", "SR", "ic_sr", *_TURNS),
+    "sr": ShiftGroup("sr", "SR", "ic_sr", *_TURNS, rank=1),
 }
 
 

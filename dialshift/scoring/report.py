@@ -24,8 +24,8 @@ def typed_configs(documents: dict) -> dict[str, BenchmarkConfig]:
 def figures(configs: dict[str, BenchmarkConfig]) -> dict[str, dict]:
     """``{figure: {"title", "axis_label", "groups": [group, ...], "members": [config, ...], "baseline": name}}``.
 
-    Members are ordered by group (first appearance) then intensity; ``baseline`` is the family's unshifted config
-    when present."""
+    Groups are ordered by their ``rank`` (a shift before its control), members by group then intensity;
+    ``baseline`` is the family's unshifted config when present."""
     result: dict[str, dict] = {}
     unshifted = {config.family: name for name, config in configs.items() if not config.shifted}
     for name, config in configs.items():
@@ -38,6 +38,7 @@ def figures(configs: dict[str, BenchmarkConfig]) -> dict[str, dict]:
             entry["groups"].append(group)
         entry["members"].append(name)
     for entry in result.values():
+        entry["groups"].sort(key=lambda g: (g.rank, g.name))
         order = [g.name for g in entry["groups"]]
         entry["members"].sort(key=lambda n: (order.index(configs[n].group.name), configs[n].intensity))
     return result
