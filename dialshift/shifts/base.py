@@ -34,12 +34,14 @@ class InstanceRandom:
 class ShiftResult:
     """A shifted context and what changed: replaced words (``turn``, ``index`` of the token, ``original``,
     ``replacement``), turns deleted by the shift, and turns removed outside the shift's own deletion (e.g. older turns
-    cut by a window)."""
+    cut by a window). ``inserted_mask`` has one flag per turn of ``context`` (1 = inserted by the shift, e.g. a
+    distracting utterance) when the shift inserts turns, and is empty otherwise."""
 
     context: tuple[str, ...]
     replacements: tuple = ()
     deleted_turns: tuple[str, ...] = ()
     truncated_turns: tuple[str, ...] = ()
+    inserted_mask: tuple[int, ...] = ()
 
     def record(self) -> dict:
         """The row fields dialshift publishes for a shifted instance."""
