@@ -1,0 +1,231 @@
+"""Open-world intent decisions on top of a closed-world classifier (Khosla & Gangadharaiah 2022, §3-§4).
+
+A fine-tuned encoder gives, for every utterance, the ``K`` in-scope logits and a feature vector (the pooled
+representation its classification head reads). Each method turns these into a predicted class (one of ``K``) and an
+in-domain score (higher = more in-domain); an utterance is rejected as out-of-scope when its score is below the
+method's threshold:
+
+* ``msp``: maximum softmax probability (Hendrycks et al. 2020);
+* ``energy``: negative energy, ``T * logsumexp(logits / T)`` with ``T = 1`` (Liu et al. 2020);
+* ``maha``: minus the smallest Mahalanobis distance to the class means of the training features, with one shared
+  (tied) covariance (Zhou et al. 2021; the pseudo-inverse of the pooled within-class covariance);
+* ``cosine``: the largest cosine similarity to the class centroids of the L2-normalised training features;
+* ``knn``: KNN-C's outlier score (Zhou et al. 2022): minus the local outlier factor of the feature among its
+  ``n_neighbors`` cosine nearest training features (``sklearn.neighbors.LocalOutlierFactor``, novelty mode);
+* ``adb``: adaptive decision boundaries (Zhang et al. 2021): class centroids of the training features and one learnt
+  radius per class; the class is the nearest centroid and the utterance is out-of-scope when it lies outside that
+  centroid's boundary (ADB's own rule, no threshold); its score is ``radius - distance``.
+
+The class of the score-based methods (all but ADB) is the classifier's argmax. Their thresholds are chosen on
+VAL-HOLD by maximising ``Acc_in + Recall_out`` (:func:`select_threshold`), as the paper does for MSP, Maha and Cosine;
+here Energy and KNN-C use the same rule (the paper follows their released code, which the paper does not detail).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dialshift.errors import DialshiftError
+
+METHODS = ("msp", "energy", "maha", "cosine", "knn", "adb")
+LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB"}
+
+
+@dataclass
+class Outputs:
+    """A split's classifier outputs: ``logits`` (N x K) and ``features`` (N x D)."""
+
+    logits: np.ndarray
+    features: np.ndarray
+
+    def __post_init__(self):
+        self.logits = np.asarray(self.logits, dtype=np.float64)
+        self.features = np.asarray(self.features, dtype=np.float64)
+        if self.logits.ndim != 2 or self.features.ndim != 2 or len(self.logits) != len(self.features):
+            raise DialshiftError(f"outputs: logits {self.logits.shape} and features {self.features.shape} must be "
+                                 "N x K and N x D with the same N")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=1, keepdims=True)
+
+
+def _normalise(features: np.ndarray) -> np.ndarray:
+    return features / np.maximum(np.linalg.norm(features, axis=1, keepdims=True), 1e-12)
+
+
+def class_means(features: np.ndarray, labels: np.ndarray, num_classes: int) -> np.ndarray:
+    missing = sorted(set(range(num_classes)) - set(np.unique(labels).tolist()))
+    if missing:
+        raise DialshiftError(f"training features: class {missing[0]} has no example; every class needs one")
+    return np.stack([features[labels == k].mean(axis=0) for k in range(num_classes)])
+
+
+# ----------------------------------------------------------------------------------------------- thresholds
+
+
+def select_threshold(scores, correct, is_oos) -> float:
+    """The threshold ``t`` maximising ``Acc_in + Recall_out`` on held-out data, an utterance being accepted when its
+    score is ``>= t``.
+
+    ``Acc_in`` = share of in-scope utterances accepted *and* classified correctly (``correct``), ``Recall_out`` =
+    share of out-of-scope utterances rejected. Candidates are the observed scores and ``+inf`` (reject everything);
+    ties go to the smallest threshold (accept more). Both kinds of utterance must be present.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    correct = np.asarray(correct, dtype=bool)
+    is_oos = np.asarray(is_oos, dtype=bool)
+    if not (len(scores) == len(correct) == len(is_oos)):
+        raise DialshiftError("select_threshold: scores, correct and is_oos must have the same length")
+    if not np.isfinite(scores).all():
+        raise DialshiftError("select_threshold: a score is NaN or infinite")
+    n_in, n_out = int((~is_oos).sum()), int(is_oos.sum())
+    if not n_in or not n_out:
+        raise DialshiftError("threshold selection needs in-scope and out-of-scope utterances in validation_hold "
+                             f"(found {n_in} in-scope, {n_out} out-of-scope)")
+    candidates = np.append(np.unique(scores), np.inf)
+    good_in = np.sort(scores[~is_oos & correct])
+    out = np.sort(scores[is_oos])
+    accepted_good = len(good_in) - np.searchsorted(good_in, candidates, side="left")  # scores >= t
+    rejected_out = np.searchsorted(out, candidates, side="left")  # scores < t
+    objective = accepted_good / n_in + rejected_out / n_out
+    return float(candidates[int(np.argmax(objective))])
+
+
+def decide(classes: np.ndarray, scores: np.ndarray, threshold: float, oos_label: int) -> np.ndarray:
+    """The classes, with ``oos_label`` wherever the score is below the threshold."""
+    return np.where(np.asarray(scores) >= threshold, classes, oos_label).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------- methods
+
+
+@dataclass
+class Method:
+    """A fitted open-world decision method (see the module docstring). ``threshold`` is None until
+    :meth:`calibrate` (score-based methods) and stays None for ADB."""
+
+    name: str
+    num_classes: int
+    state: dict = field(default_factory=dict)
+    threshold: float | None = None
+
+    @property
+    def own_rule(self) -> bool:
+        return self.name == "adb"
+
+    def fit(self, train: Outputs, labels: np.ndarray, *, seed: int = 0, knn_neighbors: int = 20,
+            adb_epochs: int = 100, adb_lr: float = 0.05, adb_batch_size: int = 128) -> "Method":
+        labels = np.asarray(labels, dtype=np.int64)
+        if self.name in ("msp", "energy"):
+            return self
+        if self.name == "maha":
+            from sklearn.covariance import EmpiricalCovariance
+
+            means = class_means(train.features, labels, self.num_classes)
+            centred = train.features - means[labels]
+            self.state = {"means": means,
+                          "precision": EmpiricalCovariance(assume_centered=True).fit(centred).precision_}
+        elif self.name == "cosine":
+            self.state = {"centroids": _normalise(class_means(_normalise(train.features), labels, self.num_classes))}
+        elif self.name == "knn":
+            from sklearn.neighbors import LocalOutlierFactor
+
+            neighbours = min(knn_neighbors, len(labels) - 1)
+            if neighbours < 1:
+                raise DialshiftError("KNN-C needs at least 2 training utterances")
+            self.state = {"lof": LocalOutlierFactor(n_neighbors=neighbours, metric="cosine", novelty=True)
+                          .fit(_normalise(train.features))}
+        elif self.name == "adb":
+            self.state = fit_adb(train.features, labels, self.num_classes, seed=seed, epochs=adb_epochs, lr=adb_lr,
+                                 batch_size=adb_batch_size)
+        else:
+            raise DialshiftError(f"unknown open-world method {self.name!r}; one of {', '.join(METHODS)}")
+        return self
+
+    def classes_and_scores(self, outputs: Outputs) -> tuple[np.ndarray, np.ndarray]:
+        """``(class, in-domain score)`` per utterance (the class ignores any rejection)."""
+        classes = outputs.logits.argmax(axis=1)
+        if self.name == "msp":
+            return classes, softmax(outputs.logits).max(axis=1)
+        if self.name == "energy":
+            top = outputs.logits.max(axis=1)
+            return classes, top + np.log(np.exp(outputs.logits - top[:, None]).sum(axis=1))
+        if self.name == "maha":
+            diff = outputs.features[:, None, :] - self.state["means"][None, :, :]
+            distances = np.einsum("nkd,de,nke->nk", diff, self.state["precision"], diff)
+            return classes, -distances.min(axis=1)
+        if self.name == "cosine":
+            return classes, (_normalise(outputs.features) @ self.state["centroids"].T).max(axis=1)
+        if self.name == "knn":
+            return classes, self.state["lof"].score_samples(_normalise(outputs.features))
+        if self.name == "adb":
+            distances = np.linalg.norm(outputs.features[:, None, :] - self.state["centroids"][None], axis=2)
+            nearest = distances.argmin(axis=1)
+            return nearest, self.state["radii"][nearest] - distances[np.arange(len(nearest)), nearest]
+        raise DialshiftError(f"unknown open-world method {self.name!r}")
+
+    def calibrate(self, hold: Outputs, labels: np.ndarray, oos_label: int) -> "Method":
+        """Choose the threshold on VAL-HOLD (``labels`` with ``oos_label`` for out-of-scope); ADB keeps its rule."""
+        if self.own_rule:
+            return self
+        labels = np.asarray(labels)
+        classes, scores = self.classes_and_scores(hold)
+        self.threshold = select_threshold(scores, classes == labels, labels == oos_label)
+        return self
+
+    def predict(self, outputs: Outputs, oos_label: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(prediction with oos_label for a rejection, in-domain score)``."""
+        classes, scores = self.classes_and_scores(outputs)
+        threshold = 0.0 if self.own_rule else self.threshold
+        if threshold is None:
+            raise DialshiftError(f"method {self.name}: calibrate() on validation_hold before predict()")
+        return decide(classes, scores, threshold, oos_label), scores
+
+
+def fit_adb(features: np.ndarray, labels: np.ndarray, num_classes: int, *, seed: int = 0, epochs: int = 100,
+            lr: float = 0.05, batch_size: int = 128) -> dict:
+    """ADB's boundary learning (Zhang et al. 2021, §3.2) on frozen features.
+
+    Centroids are the class means; the radii are ``softplus(delta)`` with ``delta ~ N(0, 1)`` initialised under
+    ``seed``, trained with Adam (lr 0.05, ADB's default) on the boundary loss
+    ``mean(relu(d - r_y)) + mean(relu(r_y - d))`` over mini-batches (``d``: distance to the own centroid), so a
+    radius grows while its class's points lie outside and shrinks while they lie inside. ADB's early stopping on
+    validation accuracy is replaced by a fixed ``epochs`` (the loss converges well within 100 epochs here).
+    """
+    import torch
+
+    centroids = class_means(features, labels, num_classes)
+    generator = torch.Generator().manual_seed(seed)
+    delta = torch.nn.Parameter(torch.randn(num_classes, generator=generator, dtype=torch.float64))
+    optimiser = torch.optim.Adam([delta], lr=lr)
+    x = torch.as_tensor(features, dtype=torch.float64)
+    y = torch.as_tensor(labels)
+    own = torch.as_tensor(centroids, dtype=torch.float64)[y]
+    distance = torch.linalg.norm(x - own, dim=1)
+    rng = np.random.default_rng([seed, 1])
+    for _ in range(epochs):
+        order = rng.permutation(len(labels))
+        for start in range(0, len(order), batch_size):
+            rows = torch.as_tensor(order[start : start + batch_size])
+            radius = torch.nn.functional.softplus(delta)[y[rows]]
+            d = distance[rows]
+            outside = (d > radius).to(d.dtype)
+            loss = (outside * (d - radius)).mean() + ((1 - outside) * (radius - d)).mean()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return {"centroids": centroids, "radii": torch.nn.functional.softplus(delta).detach().numpy()}
+
+
+def fit_methods(names, train: Outputs, train_labels, hold: Outputs, hold_labels, oos_label: int, *, seed: int = 0,
+                **options) -> dict[str, Method]:
+    """Fit every named method on the training outputs and calibrate it on VAL-HOLD."""
+    unknown = [name for name in names if name not in METHODS]
+    if unknown:
+        raise DialshiftError(f"unknown open-world method {unknown[0]!r}; choose from {', '.join(METHODS)}")
+    num_classes = train.logits.shape[1]
+    return {name: Method(name, num_classes).fit(train, train_labels, seed=seed, **options)
+            .calibrate(hold, hold_labels, oos_label) for name in names}

@@ -1,0 +1,377 @@
+#!/usr/bin/env python
+"""Train open-world intent classifiers on CLINC14-COV / HWU12-COV and score them on test and cov_test.
+
+    python trainers/open_world.py --dataset FOLDER --config clinc14_cov [hwu12_cov_5shot ...] --output-dir DIR
+        [--model minilm|tiny|PATH_OR_ID] [--seed 0 --num-seeds 10] [--methods msp energy maha cosine knn adb]
+    accelerate launch trainers/open_world.py ...                       # same, through Accelerate
+
+Per config and seed (Khosla & Gangadharaiah 2022, §3-§4): the encoder (default MiniLM, offline; the paper used
+bert-base-uncased) is fine-tuned with cross-entropy on the in-scope intents of the config's `train` split (AdamW,
+lr 2e-5, batch 64, the paper's settings; `--num-epochs` epochs, the weights with the best in-scope accuracy on
+`validation` kept) on the runner of :mod:`dialshift.training`. Then every method of
+:mod:`dialshift.models.open_world` (MSP, Energy, Mahalanobis, Cosine, KNN-C, ADB) is fitted on the training
+features, its threshold chosen on `validation_hold` by maximising Acc_in + Recall_out (ADB keeps its learnt
+boundaries), and its predictions on `test` and `cov_test` are written in the submission format of the
+`open_world_intent` task (`{"id", "prediction", "score"}` lines) and scored by the task-generic pipeline
+(:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with bootstrap intervals).
+
+Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
+predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
+DIR/summary.json and DIR/summary.md (mean and std over seeds, test beside cov_test);
+DIR/confusion_<config>.png (Maha, first seed: test, cov_test without rejection, cov_test).
+Pseudo k+1 methods (ODIST, DCLOOS) are not implemented.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dialshift.errors import DialshiftError
+from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+
+SPLITS = ("test", "cov_test")
+METRICS = ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr")
+
+
+def parse_args(argv=None):
+    from dialshift.models.open_world import METHODS
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dataset", required=True, help="dialshift dataset folder with the covariate configs")
+    p.add_argument("--config", nargs="+", default=["clinc14_cov"], help="configs to train and score, in turn")
+    p.add_argument("--model", default="minilm",
+                   help="backbone: 'minilm' (all-MiniLM-L6-v2, offline, default), 'tiny' (random 2-layer BERT, tests), "
+                        "or a local folder / Hub id (e.g. bert-base-uncased, the paper's)")
+    add_training_arguments(p, learning_rate=2e-5, num_epochs=10)
+    p.add_argument("--num-seeds", type=int, default=10, help="seeds --seed, --seed+1, ... (the paper: 10)")
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--eval-batch-size", type=int, default=128)
+    p.add_argument("--max-length", type=int, default=64, help="tokens per utterance")
+    p.add_argument("--knn-neighbors", type=int, default=20, help="KNN-C: neighbours of the local outlier factor")
+    p.add_argument("--adb-epochs", type=int, default=100, help="ADB: boundary-learning epochs")
+    p.add_argument("--replicates", type=int, default=200, help="bootstrap replicates of each scored file")
+    p.add_argument("--keep-models", action="store_true", help="keep the fine-tuned weights of every seed")
+    args = p.parse_args(argv)
+    for name in ("num_seeds", "batch_size", "eval_batch_size", "max_length", "knn_neighbors", "adb_epochs",
+                 "replicates"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+# ----------------------------------------------------------------------------------------------- data
+
+
+def load_config(folder, config: str) -> dict:
+    """``{split: Dataset}`` of a covariate config, its intent names and the oos id; one-line errors otherwise."""
+    import datasets
+
+    from dialshift.hub import folder_configs
+
+    configs = folder_configs(folder)
+    if config not in configs:
+        raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(configs)) or 'none'}; "
+                             "build it with `dialshift build --family covariate`)")
+    if configs[config].task != "open_world_intent":
+        raise DialshiftError(f"{folder}: config {config!r} is a {configs[config].task} config, not open_world_intent")
+    oos = configs[config].parameters.get("oos_label")
+    data = datasets.load_dataset(str(folder), config)
+    missing = [split for split in ("train", "validation", "validation_hold", *SPLITS) if split not in data]
+    if missing:
+        raise DialshiftError(f"{folder}: config {config!r} has no {missing[0]!r} split (rebuild it)")
+    names = data["train"].features["label"].names
+    if oos is None or not 0 <= oos < len(names) or names[oos] != "oos":
+        raise DialshiftError(f"{folder}: config {config!r}: oos_label {oos!r} does not name the 'oos' class of {names}")
+    if oos != len(names) - 1:
+        raise DialshiftError(f"{folder}: config {config!r}: the oos class must be the last label (found id {oos})")
+    return {"data": data, "names": names, "oos": oos}
+
+
+class Encoder:
+    """Tokenises utterances and runs the classifier, returning logits and the features its head reads."""
+
+    def __init__(self, tokenizer, max_length: int):
+        self.tokenizer, self.max_length = tokenizer, max_length
+
+    def batch(self, texts, device):
+        encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=True,
+                                 return_tensors="pt")
+        return {key: value.to(device) for key, value in encoded.items()}
+
+    def outputs(self, model, texts, batch_size: int, device):
+        """:class:`~dialshift.models.open_world.Outputs` of ``texts`` (length-sorted batches, input order kept)."""
+        import torch
+
+        from dialshift.models.open_world import Outputs
+        from dialshift.training import sorted_batches
+
+        head = getattr(model, "classifier", None) or getattr(model, "score", None)
+        if head is None:
+            raise DialshiftError(f"model {type(model).__name__} has no 'classifier' head to read features from")
+        captured = {}
+        hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
+        lengths = [len(text) for text in texts]
+        logits, features = [None] * len(texts), [None] * len(texts)
+        model.eval()
+        try:
+            with torch.no_grad():
+                for rows in sorted_batches(lengths, batch_size):
+                    out = model(**self.batch([texts[r] for r in rows], device)).logits
+                    x = captured["x"]
+                    x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
+                    for i, row in enumerate(rows):
+                        logits[row], features[row] = out[i].float().cpu().numpy(), x[i].float().cpu().numpy()
+        finally:
+            hook.remove()
+        return Outputs(np.stack(logits), np.stack(features))
+
+
+class IntentTask(Task):
+    """Cross-entropy over the in-scope intents; selection on in-scope validation accuracy."""
+
+    name, metric = "intent_classification", "accuracy"
+
+    def __init__(self, args, loaded: dict, seed: int):
+        self.args, self.seed = args, seed
+        self.names, self.oos = loaded["names"], loaded["oos"]
+        train_split = loaded["data"]["train"]
+        labels = np.asarray(train_split["label"])
+        if (labels == self.oos).any():
+            raise DialshiftError("the train split holds 'oos' utterances; open-world training is on in-scope ones")
+        self.texts, self.labels = list(train_split["text"]), labels
+        validation = loaded["data"]["validation"]
+        keep = np.asarray(validation["label"]) != self.oos
+        self.val_texts = [text for text, k in zip(validation["text"], keep, strict=True) if k]
+        self.val_labels = np.asarray(validation["label"])[keep]
+
+    def build(self, accelerator):
+        from dialshift.models.backbones import load_backbone
+
+        self.accelerator = accelerator
+        model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos)
+        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length)
+        return model
+
+    def epoch_batches(self, epoch, rng):
+        order = rng.permutation(len(self.labels))
+        return [order[i : i + self.args.batch_size] for i in range(0, len(order), self.args.batch_size)]
+
+    def loss(self, model, rows):
+        import torch
+
+        rows = rows[self.accelerator.process_index :: self.accelerator.num_processes]
+        device = self.accelerator.device
+        logits = model(**self.encoder.batch([self.texts[r] for r in rows], device)).logits
+        return torch.nn.functional.cross_entropy(logits, torch.as_tensor(self.labels[rows], device=device))
+
+    def validate(self, model):
+        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
+        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
+
+    def describe(self):
+        return {"backbone": self.backbone, "model_argument": self.args.model, "max_length": self.args.max_length,
+                "intents": self.names[: self.oos], "train_instances": len(self.labels)}
+
+    def finalize(self, output_dir, selection):
+        self.tokenizer.save_pretrained(output_dir)
+        return {}
+
+
+# ----------------------------------------------------------------------------------------------- one run
+
+
+def write_predictions(path: Path, ids, predictions, scores, num_labels: int) -> Path:
+    """The ``open_world_intent`` submission file: ``{"id", "prediction", "score"}`` per line, atomically."""
+    from dialshift.io import atomic_write
+
+    predictions = np.asarray(predictions)
+    bad = np.flatnonzero((predictions < 0) | (predictions >= num_labels))
+    if len(bad):
+        raise DialshiftError(f"{path}: prediction {int(predictions[bad[0]])} of {ids[bad[0]]!r} is not a label id "
+                             f"(0..{num_labels - 1})")
+    if len(ids) != len(set(ids)):
+        raise DialshiftError(f"{path}: an id occurs twice")
+    lines = [json.dumps({"id": i, "prediction": int(p), "score": float(s)}) for i, p, s
+             in zip(ids, predictions, scores, strict=True)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write(path, "\n".join(lines) + "\n")
+
+
+def score_file(dataset, config: str, split: str, path: Path, replicates: int, out_dir: Path) -> dict:
+    """Score one predictions file with the task-generic pipeline; write its results; return the point metrics."""
+    from dialshift.scoring import ScoringSettings, score_files, write_results
+
+    document = score_files({config: path}, ScoringSettings(Path(dataset), split=split, replicates=replicates))
+    write_results(out_dir, document, plots=False, name=config)
+    return document["results"][config]
+
+
+def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
+    """Train one seed, fit and score every method; ``{method: {split: metrics}}`` plus timing."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from dialshift.models.open_world import fit_methods
+
+    model_dir = out / "model"
+    task = IntentTask(args, loaded, seed)
+    train_args = TrainingArguments(output_dir=model_dir, learning_rate=args.learning_rate, seed=seed,
+                                   weight_decay=args.weight_decay, num_epochs=args.num_epochs,
+                                   max_steps=args.max_steps, eval_steps=args.eval_steps,
+                                   max_grad_norm=args.max_grad_norm, progress=not args.no_progress)
+    hyper = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress", "dataset")}
+    started = time.perf_counter()
+    meta = train(task, train_args, {**hyper, "config": config, "seed": seed})
+    train_seconds = time.perf_counter() - started
+    if meta is None:  # not the main process
+        return {}
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir)
+    device = task.accelerator.device
+    model.to(device)
+    data, oos = loaded["data"], loaded["oos"]
+    outputs = {split: task.encoder.outputs(model, list(data[split]["text"]), args.eval_batch_size, device)
+               for split in ("train", "validation_hold", *SPLITS)}
+    methods = fit_methods(args.methods, outputs["train"], task.labels, outputs["validation_hold"],
+                          np.asarray(data["validation_hold"]["label"]), oos, seed=seed,
+                          knn_neighbors=args.knn_neighbors, adb_epochs=args.adb_epochs)
+    results, saved = {}, {}
+    for name, method in methods.items():
+        for split in SPLITS:
+            predictions, scores = method.predict(outputs[split], oos)
+            path = write_predictions(out / "predictions" / name / split / f"{config}.jsonl", list(data[split]["id"]),
+                                     predictions, scores, len(loaded["names"]))
+            metrics = score_file(args.dataset, config, split, path, args.replicates, out / "results" / name / split)
+            results.setdefault(name, {})[split] = metrics
+            saved[f"{name}/{split}"] = predictions
+    np.savez_compressed(out / "outputs.npz", **{f"logits/{split}": outputs[split].logits for split in SPLITS},
+                        **{f"gold/{split}": np.asarray(data[split]["label"]) for split in SPLITS}, **saved)
+    if not args.keep_models:
+        for file in model_dir.glob("*.safetensors"):
+            file.unlink()
+    del model
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return {"results": results, "thresholds": {n: m.threshold for n, m in methods.items()},
+            "train_seconds": train_seconds,
+            "train_examples": round(len(task.labels) * meta["steps"] / -(-len(task.labels) // args.batch_size)),
+            "train_steps_per_second": meta.get("train_steps_per_second"), "selected_step": meta["selected_step"],
+            "validation_accuracy": meta["validation"]["accuracy"]}
+
+
+# ----------------------------------------------------------------------------------------------- summary
+
+
+def summarise(runs: dict) -> dict:
+    """``{config: {method: {split: {metric: {mean, std, n}}}}}`` over seeds (std: sample std, ddof 1)."""
+    summary = {}
+    for config, seeds in runs.items():
+        for seed_result in seeds.values():
+            for method, splits in seed_result["results"].items():
+                for split, metrics in splits.items():
+                    for metric in METRICS:
+                        summary.setdefault(config, {}).setdefault(method, {}).setdefault(split, {}) \
+                            .setdefault(metric, []).append(metrics.get(metric))
+    for methods in summary.values():
+        for splits in methods.values():
+            for metrics in splits.values():
+                for metric, values in metrics.items():
+                    array = np.asarray([v for v in values if v is not None], dtype=float)
+                    metrics[metric] = {"mean": float(array.mean()) if len(array) else None,
+                                       "std": float(array.std(ddof=1)) if len(array) > 1 else 0.0, "n": len(array)}
+    return summary
+
+
+def summary_markdown(summary: dict) -> str:
+    from dialshift.models.open_world import LABELS
+
+    lines = []
+    for config, methods in summary.items():
+        lines += [f"### {config}", "", "| method | " + " | ".join(f"test {m}" for m in METRICS[:4]) + " | "
+                  + " | ".join(f"cov {m}" for m in METRICS[:4]) + " | test AUROC | cov AUROC |",
+                  "|---|" + "---:|" * 10]
+        for method, splits in methods.items():
+            cell = lambda split, metric, splits=splits: "{:.1f} ± {:.1f}".format(  # noqa: E731
+                100 * splits[split][metric]["mean"], 100 * splits[split][metric]["std"])
+            cells = [cell(s, m) for s in SPLITS for m in METRICS[:4]] + [cell(s, "auroc") for s in SPLITS]
+            n = splits["test"]["f1_all"]["n"]
+            lines.append(f"| {LABELS[method]} (n={n}) | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def confusion_figure(run_dir: Path, names: list[str], path: Path, method: str = "maha") -> Path:
+    """Figure 1 of the paper: confusion matrices of ``method`` on test (open world), cov_test in-scope utterances
+    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts)."""
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import confusion_matrix
+
+    saved = np.load(run_dir / "outputs.npz")
+    oos = len(names) - 1
+    labels = list(range(len(names)))
+    panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
+    gold, logits = saved["gold/cov_test"], saved["logits/cov_test"]
+    inside = gold != oos
+    panels.append(("cov_test, in-scope, no rejection", gold[inside], logits[inside].argmax(axis=1)))
+    panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
+    figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
+    for axis, (title, y, p) in zip(axes, panels, strict=True):
+        matrix = confusion_matrix(y, p, labels=labels)
+        axis.imshow(np.log1p(matrix), cmap="Blues")
+        for (i, j), value in np.ndenumerate(matrix):
+            if value:
+                axis.text(j, i, str(value), ha="center", va="center", fontsize=6,
+                          color="white" if value > matrix.max() / 3 else "black")
+        axis.set_xticks(labels, names, rotation=90, fontsize=7)
+        axis.set_yticks(labels, names, fontsize=7)
+        axis.set_title(title, fontsize=9)
+        axis.set_xlabel("predicted")
+    axes[0].set_ylabel("gold")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def main(argv=None) -> int:
+    from dialshift.io import write_json_atomic
+
+    args = parse_args(argv)
+    out = Path(args.output_dir)
+    try:
+        runs, timing = {}, {}
+        for config in args.config:
+            loaded = load_config(args.dataset, config)
+            for seed in range(args.seed, args.seed + args.num_seeds):
+                run_dir = out / config / f"seed_{seed}"
+                result = run_seed(args, config, loaded, seed, run_dir)
+                if not result:
+                    continue
+                runs.setdefault(config, {})[seed] = result
+                write_json_atomic(run_dir / "run.json", result)
+                timing.setdefault(config, []).append(result["train_seconds"])
+                print(f"{config} seed {seed}: " + ", ".join(
+                    f"{m} F1_All {r['test']['f1_all']:.3f}/{r['cov_test']['f1_all']:.3f}"
+                    for m, r in result["results"].items()), flush=True)
+            if config in runs:
+                first = min(runs[config])
+                confusion_figure(out / config / f"seed_{first}", loaded["names"], out / f"confusion_{config}.png")
+        if runs:
+            summary = summarise(runs)
+            write_json_atomic(out / "summary.json", {"summary": summary, "train_seconds": timing,
+                                                    "arguments": {k: v for k, v in vars(args).items()}})
+            (out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+    except DialshiftError as error:
+        print(f"trainers/open_world.py: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
