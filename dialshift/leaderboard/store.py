@@ -1,0 +1,136 @@
+"""Scoring a submission into the results store, and reading the store back.
+
+The store is a folder of JSON files, one per (family, model, method): ``<store>/<family>/<model>__<method>.json``,
+in the shape of the Hub leaderboard template, ``{"config": {...}, "results": {config: {metric: value}}}``, with the
+rest of the scored document beside it (``intervals``, ``differences``, typed ``configs``, ``options``,
+``reliability``, ``scoring``), so :mod:`dialshift.scoring.report` can plot it. Every value is recomputed from gold
+by :func:`dialshift.scoring.score_files` with the leaderboard's fixed settings (``run.json`` scoring settings are
+not used). A record is written atomically, only after every prediction file has been read and scored.
+"""
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dialshift import __version__
+from dialshift.errors import DialshiftError
+from dialshift.leaderboard.submission import Limits, Submission, open_submission
+from dialshift.scoring.jsonl import clip
+
+RECORD_SUFFIX = ".json"
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of ``text`` (letters, digits, ``.``, ``_``, ``-``)."""
+    value = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80]
+    return value or "submission"
+
+
+def record_path(store, family: str, model: str, method: str) -> Path:
+    return Path(store) / slug(family) / f"{slug(model)}__{slug(method)}{RECORD_SUFFIX}"
+
+
+def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, list[str]]:
+    """``(family, configs)`` the submission must cover: every config of its family in the dataset folder that has
+    ``split``, or the subset ``submission.json`` declares; one-line errors for unknown, mixed or missing configs."""
+    from dialshift.hub import folder_configs
+    from dialshift.scoring.gold import data_files
+
+    where = submission.root / "submission.json"
+    configs = folder_configs(dataset)
+    splits = data_files(dataset)
+    unknown = [name for name in submission.files if name not in configs]
+    if unknown:
+        raise DialshiftError(f"{submission.files[unknown[0]]}: the dataset has no config {clip(unknown[0], 60)!r}; "
+                             f"see `dialshift configs`")
+    families = sorted({configs[name].family for name in submission.files})
+    family = submission.metadata.get("family") or families[0]
+    if families != [family]:
+        raise DialshiftError(f"{submission.root}: predictions span families {', '.join(families)}"
+                             + (f" but {where.name} says {family!r}" if len(families) == 1 else "")
+                             + "; a submission covers one family (submit each family separately)")
+    of_family = [name for name, config in configs.items() if config.family == family and split in splits[name]]
+    declared = submission.metadata.get("configs")
+    if declared is not None:
+        outside = [name for name in declared if name not in of_family]
+        if outside:
+            raise DialshiftError(f"{where}: 'configs' names {clip(outside[0], 60)!r}, not a config of family "
+                                 f"{family!r} with a {split!r} split in the dataset")
+        extra = [name for name in submission.files if name not in declared]
+        if extra:
+            raise DialshiftError(f"{submission.files[extra[0]]}: config {extra[0]!r} is not in the 'configs' "
+                                 f"{where.name} declares")
+        wanted = list(dict.fromkeys(declared))
+    else:
+        wanted = of_family
+    missing = [name for name in wanted if name not in submission.files]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise DialshiftError(f"{submission.root}: no predictions for {shown} (a submission covers every config of "
+                             f"family {family!r}, or the subset declared under 'configs' in {where.name})")
+    return family, wanted
+
+
+def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, limits: Limits | None = None,
+                     progress: bool = False) -> dict:
+    """Check and score the submission at ``path`` against the dataset folder; return the store record."""
+    from dialshift.scoring import ScoringSettings, score_files
+
+    dataset = Path(dataset)
+    settings = ScoringSettings(dataset, replicates=replicates, seed=seed, progress=progress)
+    with open_submission(path, limits) as submission:
+        family, configs = expected_configs(submission, dataset, settings.split)
+        document = score_files({name: submission.files[name] for name in configs}, settings,
+                               {"run": submission.run})
+        metadata = submission.metadata
+    record = {key: value for key, value in document.items() if key != "dataset"}
+    record["config"] = {
+        "model_name": metadata["model"],
+        "method": metadata["method"],
+        "family": family,
+        "link": metadata["link"],
+        "licence": metadata["licence"],
+        "parameters": metadata.get("parameters"),
+        "seeds": metadata.get("seeds"),
+        "description": metadata.get("description"),
+        "submitted_dataset_revision": metadata["dataset_revision"],
+        "dataset_revision": document["dataset_revision"],
+        "configs": configs,
+        "scored_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "scored_with": f"dialshift {__version__}",
+    }
+    record["run"] = submission.run
+    return record
+
+
+def write_record(store, record: dict) -> Path:
+    """Write ``record`` into the store atomically (replacing the same family/model/method); return its path."""
+    from dialshift.io import write_json_atomic
+
+    config = record["config"]
+    path = record_path(store, config["family"], config["model_name"], config["method"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(path, record)
+
+
+def read_store(store) -> list[dict]:
+    """Every record of a results store, each with ``path`` (relative to the store) added; sorted by path."""
+    store = Path(store)
+    if not store.is_dir():
+        raise DialshiftError(f"{store}: no such results folder (write one with `dialshift leaderboard score`)")
+    records = []
+    for path in sorted(store.rglob(f"*{RECORD_SUFFIX}")):
+        if path.is_symlink():
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            raise DialshiftError(f"{path}: not a valid results file ({type(error).__name__})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or \
+                not isinstance(record.get("results"), dict):
+            raise DialshiftError(f"{path}: not a leaderboard results file (expected {{\"config\": {{...}}, "
+                                 "\"results\": {...}})")
+        record["path"] = path.relative_to(store).as_posix()
+        records.append(record)
+    return records

@@ -1,0 +1,290 @@
+"""Leaderboard submissions: a folder or a ``.zip`` holding ``submission.json`` and ``predictions/<config>.jsonl``.
+
+:func:`open_submission` checks everything that does not need the gold answers before any scoring: the container
+(size limits, and for a zip: safe member names, no symlinks, no member outside the layout, bounded extraction), the
+``submission.json`` schema and the set of prediction files. The predictions themselves (every id exactly once, no
+unknown id, vector lengths, finite probabilities summing to 1) are checked by the scoring pipeline
+(:mod:`dialshift.scoring`) while it reads them, before anything is written. Scores a submitter wrote are never read:
+``submission.json`` may not carry any, and fields of a prediction line that the task does not read are ignored.
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from dialshift.errors import DialshiftError
+from dialshift.scoring.jsonl import clip
+
+SUBMISSION_FILE = "submission.json"
+PREDICTIONS_DIR = "predictions"
+#: Files a submission may hold besides its predictions: ``predictions/run.json`` (written by ``dialshift evaluate``;
+#: its ``run`` block is kept as a description, its scoring settings are not used) and a README.
+OPTIONAL_FILES = ("README.md", f"{PREDICTIONS_DIR}/run.json")
+CONFIG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits of a submission (bytes and counts); a file or an archive over one is refused before it is read."""
+
+    file_bytes: int = 256 << 20
+    total_bytes: int = 1 << 30
+    files: int = 500
+    metadata_bytes: int = 64 << 10
+    #: The largest ratio of uncompressed to compressed size of a zip member (a zip bomb compresses far better).
+    zip_ratio: int = 200
+
+
+#: ``submission.json`` fields: name -> (type, required, description).
+FIELDS = {
+    "model": (str, True, "the model's name or Hub id, e.g. my-org/my-ranker"),
+    "method": (str, True, "the uncertainty or training method, e.g. vanilla, ensemble"),
+    "link": (str, True, "an http(s) link to the paper, code or model card"),
+    "licence": (str, True, "the licence of the predictions and model, e.g. apache-2.0"),
+    "dataset_revision": (str, True, "the dataset revision the predictions were made on (card fingerprint or Hub "
+                                    "commit)"),
+    "parameters": (int, False, "the number of model parameters"),
+    "seeds": (list, False, "the random seeds of the run, a list of integers"),
+    "family": (str, False, "the benchmark family (default: the family of the prediction files)"),
+    "configs": (list, False, "a declared subset of the family's configs (default: all of them)"),
+    "description": (str, False, "a sentence about the submission"),
+    "contact": (str, False, "who to contact"),
+}
+#: Fields a submitter might use to state scores; refused, because every score is recomputed from gold.
+SCORE_FIELDS = ("results", "scores", "metrics", "intervals", "differences", "eval_results", "model-index")
+MAX_TEXT = 500
+
+
+@dataclass
+class Submission:
+    """A checked submission: its ``metadata`` (``submission.json``), ``files`` (``{config: predictions path}``) and
+    ``run`` (``predictions/run.json``, or {}); ``root`` is the folder (an extracted zip lives in a temporary one)."""
+
+    root: Path
+    metadata: dict
+    files: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+
+    @property
+    def configs(self) -> list[str]:
+        return list(self.files)
+
+
+# ----------------------------------------------------------------------------------------------- metadata
+
+
+def check_metadata(document, where: str) -> dict:
+    """The ``submission.json`` object, checked against :data:`FIELDS`; one-line errors naming the field."""
+    if not isinstance(document, dict):
+        raise DialshiftError(f"{where}: expected a JSON object with {', '.join(n for n, f in FIELDS.items() if f[1])}")
+    for name in document:
+        if name in SCORE_FIELDS:
+            raise DialshiftError(f"{where}: field {name!r} is not accepted: the leaderboard recomputes every score "
+                                 "from gold, so a submission holds predictions only; remove it")
+        if name not in FIELDS:
+            raise DialshiftError(f"{where}: unknown field {clip(name, 40)!r}; the fields are {', '.join(FIELDS)}")
+    for name, (kind, required, description) in FIELDS.items():
+        value = document.get(name)
+        if value is None:
+            if required:
+                raise DialshiftError(f"{where}: missing field {name!r} ({description})")
+            continue
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise DialshiftError(f"{where}: field {name!r} must be a non-negative integer, got {clip(value, 40)}")
+        if kind is str:
+            if not isinstance(value, str) or not value.strip():
+                raise DialshiftError(f"{where}: field {name!r} must be a non-empty string, got {clip(value, 40)}")
+            if len(value) > MAX_TEXT or any(ch in value for ch in "\r\n\x00"):
+                raise DialshiftError(f"{where}: field {name!r} must be one line of at most {MAX_TEXT} characters")
+        if kind is list:
+            item_type = int if name == "seeds" else str
+            if not isinstance(value, list) or not all(isinstance(v, item_type) and not isinstance(v, bool)
+                                                      for v in value) or len(value) > 1000:
+                raise DialshiftError(f"{where}: field {name!r} must be a list of {item_type.__name__}s ({description})")
+    if not re.fullmatch(r"https?://[^\s<>\"']+", document["link"]):
+        raise DialshiftError(f"{where}: field 'link' must be an http:// or https:// address, got "
+                             f"{clip(document['link'], 60)!r}")
+    return dict(document)
+
+
+def read_metadata(path: Path, limits: Limits) -> dict:
+    if not path.is_file() or path.is_symlink():
+        raise DialshiftError(f"{path}: missing; a submission needs {SUBMISSION_FILE} ({', '.join(FIELDS)}) beside "
+                             f"{PREDICTIONS_DIR}/")
+    if path.stat().st_size > limits.metadata_bytes:
+        raise DialshiftError(f"{path}: {path.stat().st_size:,} bytes, more than the {limits.metadata_bytes:,} allowed")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        line = f" line {error.lineno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise DialshiftError(f"{path}: not valid JSON ({reason}{line})") from None
+    return check_metadata(document, str(path))
+
+
+# ----------------------------------------------------------------------------------------------- the folder
+
+
+def _allowed(relative: str) -> bool:
+    if relative == SUBMISSION_FILE or relative in OPTIONAL_FILES:
+        return True
+    parts = PurePosixPath(relative).parts
+    return (len(parts) == 2 and parts[0] == PREDICTIONS_DIR and parts[1].endswith(".jsonl")
+            and CONFIG_NAME.fullmatch(parts[1][: -len(".jsonl")]) is not None)
+
+
+def scan_folder(root: Path, limits: Limits) -> list[str]:
+    """The relative paths of a submission folder's files, refusing symlinks, special files, unexpected files and
+    sizes over the limits (from ``stat``, before reading anything)."""
+    found, total = [], 0
+    for dirpath, dirnames, filenames in os.walk(root):  # never follows symlinked folders
+        here = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            path = here / name
+            relative = path.relative_to(root).as_posix()
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                raise DialshiftError(f"{path}: is a symbolic link; a submission holds regular files only (copy the "
+                                     "file in)")
+            if stat.S_ISDIR(info.st_mode):
+                if relative != PREDICTIONS_DIR:
+                    raise DialshiftError(f"{path}: unexpected folder; a submission holds {SUBMISSION_FILE} and "
+                                         f"{PREDICTIONS_DIR}/<config>.jsonl only")
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                raise DialshiftError(f"{path}: not a regular file")
+            if not _allowed(relative):
+                raise DialshiftError(f"{path}: unexpected file; a submission holds {SUBMISSION_FILE}, "
+                                     f"{PREDICTIONS_DIR}/<config>.jsonl and optionally {', '.join(OPTIONAL_FILES)} "
+                                     "(scores are recomputed from gold: do not include results)")
+            if info.st_size > limits.file_bytes:
+                raise DialshiftError(f"{path}: {info.st_size:,} bytes, more than the {limits.file_bytes:,} allowed "
+                                     "per file")
+            total += info.st_size
+            found.append(relative)
+            if len(found) > limits.files:
+                raise DialshiftError(f"{root}: more than {limits.files} files")
+    if total > limits.total_bytes:
+        raise DialshiftError(f"{root}: {total:,} bytes in all, more than the {limits.total_bytes:,} allowed")
+    return found
+
+
+# ----------------------------------------------------------------------------------------------- zip archives
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if "\\" in name or "\x00" in name:
+        return "has a backslash or NUL in its name"
+    path = PurePosixPath(name)
+    if path.is_absolute() or re.match(r"^[A-Za-z]:", name):
+        return "is an absolute path"
+    if ".." in path.parts:
+        return "climbs out of the archive with '..'"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    return None
+
+
+def extract_zip(archive: Path, target: Path, limits: Limits) -> Path:
+    """Extract a submission zip into ``target`` after checking every member; return the submission root (the
+    archive's single top folder when everything lies in one, else ``target``)."""
+    try:
+        handle = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise DialshiftError(f"{archive}: not a readable zip archive ({clip(str(error), 80)})") from None
+    with handle:
+        members = handle.infolist()
+        if len(members) > limits.files * 2:
+            raise DialshiftError(f"{archive}: {len(members):,} members, more than {limits.files * 2} allowed")
+        total = 0
+        for info in members:
+            problem = _member_problem(info)
+            if problem:
+                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} {problem}; a submission zip "
+                                     "holds relative paths to regular files only")
+            if info.file_size > limits.file_bytes:
+                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} is {info.file_size:,} bytes, more "
+                                     f"than the {limits.file_bytes:,} allowed per file")
+            if info.compress_size and info.file_size / info.compress_size > limits.zip_ratio and \
+                    info.file_size > (1 << 20):
+                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} expands {info.file_size:,} bytes "
+                                     f"from {info.compress_size:,} (a zip bomb?)")
+            total += info.file_size
+        if total > limits.total_bytes:
+            raise DialshiftError(f"{archive}: {total:,} bytes uncompressed, more than the {limits.total_bytes:,} "
+                                 "allowed")
+        for info in members:
+            destination = target.joinpath(*PurePosixPath(info.filename).parts)
+            if info.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            with handle.open(info) as source, open(destination, "xb") as sink:
+                while block := source.read(1 << 20):  # the header's size may lie: count what really comes out
+                    written += len(block)
+                    if written > limits.file_bytes:
+                        raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} expands beyond the "
+                                             f"{limits.file_bytes:,} bytes allowed per file")
+                    sink.write(block)
+    tops = {path.name for path in target.iterdir()}
+    if len(tops) == 1 and (target / next(iter(tops))).is_dir() and not (target / SUBMISSION_FILE).exists():
+        only = target / next(iter(tops))
+        if (only / SUBMISSION_FILE).exists() or (only / PREDICTIONS_DIR).is_dir():
+            return only
+    return target
+
+
+# ----------------------------------------------------------------------------------------------- opening
+
+
+@contextmanager
+def open_submission(path, limits: Limits | None = None):
+    """Yield the checked :class:`Submission` at ``path`` (a folder or a ``.zip``); a zip is extracted into a
+    temporary folder removed afterwards."""
+    limits = limits or Limits()
+    path = Path(path)
+    if path.is_symlink():
+        raise DialshiftError(f"{path}: is a symbolic link; pass the submission folder or zip itself")
+    if not path.exists():
+        raise DialshiftError(f"{path}: no such submission (a folder or .zip with {SUBMISSION_FILE} and "
+                             f"{PREDICTIONS_DIR}/)")
+    scratch = None
+    try:
+        if path.is_file():
+            if not zipfile.is_zipfile(path):
+                raise DialshiftError(f"{path}: not a folder or a zip archive")
+            if path.stat().st_size > limits.total_bytes:
+                raise DialshiftError(f"{path}: {path.stat().st_size:,} bytes, more than the {limits.total_bytes:,} "
+                                     "allowed")
+            scratch = Path(tempfile.mkdtemp(prefix="dialshift-submission-"))
+            root = extract_zip(path, scratch, limits)
+        else:
+            root = path
+        scan_folder(root, limits)
+        metadata = read_metadata(root / SUBMISSION_FILE, limits)
+        folder = root / PREDICTIONS_DIR
+        files = {item.name[: -len(".jsonl")]: item for item in sorted(folder.glob("*.jsonl"))} \
+            if folder.is_dir() else {}
+        if not files:
+            raise DialshiftError(f"{folder}: no <config>.jsonl predictions files")
+        run = {}
+        if (folder / "run.json").is_file():
+            try:
+                run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+                raise DialshiftError(f"{folder / 'run.json'}: not valid JSON ({type(error).__name__})") from None
+            run = run.get("run", {}) if isinstance(run, dict) and isinstance(run.get("run"), dict) else {}
+        yield Submission(root, metadata, files, run)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
