@@ -304,3 +304,112 @@ def test_cli_explicit_importance_config_without_model_is_a_one_line_error(tmp_pa
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "--importance-model" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# --- the sense-preserving UW rules (beyond the paper) -----------------------------------------------------------
+
+def test_uw_rule_options_resolve_the_preset_and_its_overrides():
+    from dialshift.shifts.replace import UW_RULES, WordRules
+
+    assert DailyDialogOptions().word_rules() == UW_RULES["paper"]
+    assert DailyDialogOptions(uw_rules="sense").word_rules() == UW_RULES["sense"]
+    assert DailyDialogOptions(uw_rules="sense", uw_senses="2", uw_inflect="off").word_rules() == WordRules(
+        content_words=True, senses=2, inflect=False)
+    assert DailyDialogOptions(uw_content_words="on").shift_options(0).word_rules == WordRules(content_words=True)
+    assert DailyDialogOptions(uw_rules="sense", uw_senses="all").word_rules().senses == 0
+    for bad, message in ((dict(uw_senses="x"), "--uw-senses must be"), (dict(uw_senses="0"), "--uw-senses must be"),
+                         (dict(uw_inflect="yes"), "--uw-inflect must be on or off"),
+                         (dict(uw_rules="lee"), "--uw-rules 'lee' is not one of")):
+        with pytest.raises(DialshiftError, match=message):
+            DailyDialogOptions(**bad)
+
+
+@pytest.fixture(scope="module")
+def built_sense(raw_data_dir):
+    pytest.importorskip("nltk")
+    if not Path("/usr/share/wordnet/data.noun").is_file():
+        pytest.skip("wordnet-base not installed")
+    return build(["uw_0.10", "kw_0.10"], raw_data_dir, uw_rules="sense")
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_sense_rules_never_replace_stop_words_or_contraction_pieces(built_sense):
+    from dialshift.shifts.senses import stop_words
+    from dialshift.shifts.words import CONTRACTION_PIECES
+
+    uw, kw = built_sense.datasets["uw_0.10"]["test"], built_sense.datasets["kw_0.10"]["test"]
+    replaced = [item for row in uw["replacements"] for item in row]
+    assert len(uw) > 1000 and len(replaced) > 5000
+    originals = {item["original"].lower() for item in replaced}
+    assert not originals & stop_words() and not originals & CONTRACTION_PIECES
+    assert {"did", "got", "does", "going"}.isdisjoint(originals)  # inflections of stop words
+    # KW replaces the same content-word targets
+    assert [[(r["turn"], r["index"], r["original"]) for r in row] for row in kw["replacements"]] == \
+        [[(r["turn"], r["index"], r["original"]) for r in row] for row in uw["replacements"]]
+    # re-inflection: a plural noun target gets a plural synonym (lemminflect's tag of the original)
+    from lemminflect import getLemma
+
+    from dialshift.shifts.senses import dictionary_lemmas
+
+    plural = [item for item in replaced if list(dictionary_lemmas(item["original"].lower())) == ["n"]
+              and dictionary_lemmas(item["original"].lower())["n"][0] != item["original"].lower()]
+    assert len(plural) > 100
+    inflected = [getLemma(item["replacement"].lower(), upos="NOUN")[0] != item["replacement"].lower()
+                 for item in plural]
+    assert sum(inflected) > 0.9 * len(plural)
+    fact = built_sense.facts["uw_0.10"]
+    assert fact["word_rules"]["preset"] == "sense" and fact["alternative_rules"]["rules"] == "paper"
+    assert fact["alternative_rules"]["count"] > len(uw)
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_the_card_states_the_word_rules_and_both_table_1_counts(built_sense):
+    from dialshift_families.dailydialog.card import render_section
+
+    card = render_section(built_sense.facts)
+    assert "the sense-preserving rules (`--uw-rules sense`, beyond the paper)" in card
+    uw = built_sense.facts["uw_0.10"]
+    row = next(line for line in card.splitlines() if line.startswith("| 0.10 | 6,229 |"))
+    assert f"{uw['alternative_rules']['count']:,}" in row and f"{uw['splits']['test']['rows']:,}" in row
+    assert "hand-checked audit" in card and "docs/uw_audit.md" in card
+
+
+def _audit_tables(text: str) -> dict[str, list[tuple[str, str, str, str]]]:
+    """The items of docs/uw_audit.md per section: (id, turn:index, original -> replacement, verdict)."""
+    tables, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = tables.setdefault(line[3:].split(":")[0], [])
+        elif current is not None and line.startswith("| ") and line.split("|")[1].strip().isdigit():
+            cells = [cell.strip() for cell in line.split("|")[1:-1]]
+            current.append((cells[1], cells[2], cells[3].strip("`"), cells[-2]))
+    return tables
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_uw_audit_samples_are_the_documented_ones(raw_data_dir):
+    """docs/uw_audit.md lists exactly what sample_replacements draws from a fresh build, and the card's audit numbers
+    are the doc's verdict counts."""
+    from dialshift_families.dailydialog.card import UW_AUDIT, UW_AUDIT_SEED, UW_AUDIT_SIZE
+
+    from dialshift.shifts.lexical import sample_replacements
+
+    if not Path("/usr/share/wordnet/data.noun").is_file():
+        pytest.skip("wordnet-base not installed")
+    tables = _audit_tables((Path(__file__).parents[1] / "docs" / "uw_audit.md").read_text(encoding="utf-8"))
+    titles = {("paper", "uw_0.30"): "Paper's rules, `uw_0.30`",
+              ("sense", "uw_0.30"): "Sense-preserving rules, `uw_0.30`",
+              ("sense", "uw_0.10"): "Sense-preserving rules, `uw_0.10` (supplementary)"}
+    assert set(titles) == set(UW_AUDIT)
+    for (rules, name), title in titles.items():
+        rows = build([name], raw_data_dir, uw_rules=rules).datasets[name]["test"]
+        drawn = [(item["id"], f"{item['turn']}:{item['index']}", f"{item['original']} -> {item['replacement']}")
+                 for item in sample_replacements(rows, UW_AUDIT_SIZE, UW_AUDIT_SEED)]
+        assert [item[:3] for item in tables[title]] == drawn, title
+        assert sum(item[3] == "yes" for item in tables[title]) == UW_AUDIT[(rules, name)], title

@@ -460,3 +460,137 @@ def test_importance_configs_reuse_the_uw_replacement_with_a_bucket_selector():
             assert [(item["turn"], item["index"]) for item in row["replacements"]] == replaceable_in_bucket
     with pytest.raises(DialshiftError, match="shape"):
         pipeline.set_importance("test", lambda contexts: [[[0.0]]])
+
+
+# --- sense-preserving word rules (beyond the paper) -------------------------------------------------------------
+
+class FakeLemma:
+    def __init__(self, name, count):
+        self._name, self._count = name, count
+
+    def name(self):
+        return self._name
+
+    def count(self):
+        return self._count
+
+
+class FakeSenseSynset(FakeSynset):
+    """A synset with a part of speech and SemCor-style counts: ``(pos, {lemma: count})``."""
+
+    def __init__(self, pos, counts):
+        super().__init__(list(counts))
+        self._pos, self._lemmas = pos, [FakeLemma(name, count) for name, count in counts.items()]
+
+    def pos(self):
+        return self._pos
+
+    def lemmas(self):
+        return self._lemmas
+
+
+class FakeSenseWordNet(FakeWordNet):
+    def synsets(self, word):
+        self.calls[word] += 1
+        return [FakeSenseSynset(pos, counts) for pos, counts in self.table.get(word, [])]
+
+    def morphy(self, word, pos=None):
+        return None
+
+
+_CAR = [("n", {"car": 71, "auto": 2, "automobile": 15, "motorcar": 1}), ("n", {"car": 2, "railcar": 0})]
+SENSE_WORDNET = FakeSenseWordNet({
+    "car": _CAR,
+    "cars": _CAR,  # NLTK's morphology maps cars -> car; the fake lists the synsets directly
+    "like": [("n", {"like": 0, "ilk": 1}), ("v", {"wish": 31, "care": 7, "like": 76})],
+    "oh": [("n", {"Ohio": 9, "OH": 0, "Buckeye_State": 0})],
+    "the": [("n", {"the": 0, "thebe": 0})],
+    "did": [("v", {"do": 90, "perform": 20})],
+    "don": [("n", {"don": 1, "father": 2})],
+    "s": [("n", {"s": 1, "second": 10})],
+    "sue": [("v", {"sue": 5, "litigate": 1})],
+    "dozen": [("n", {"twelve": 1, "12": 6, "xii": 0, "dozen": 15}), ("n", {"dozen": 0, "bakers": 0})],
+    "amazed": [("v", {"amaze": 10, "astonish": 3, "astound": 1}), ("v", {"amaze": 1, "baffle": 0})],
+})
+SENSE_TRAIN = Vocabulary.from_texts(["my car is an auto , motorcars are fine .", "I like it , do you care ?"])
+
+
+def sense_table(**rules):
+    from dialshift.shifts.replace import WordRules
+
+    return SynonymTable(SENSE_WORDNET, SENSE_TRAIN).with_rules(WordRules(**rules))
+
+
+def test_word_rules_default_to_the_papers_and_name_their_presets():
+    from dialshift.shifts.replace import UW_RULES, WordRules
+
+    assert WordRules() == UW_RULES["paper"] and WordRules().preset == "paper"
+    assert UW_RULES["sense"] == WordRules(content_words=True, senses=1, inflect=True)
+    assert WordRules(senses=2).preset == "custom"
+    with pytest.raises(DialshiftError, match="senses must be a whole number"):
+        WordRules(senses=-1)
+    table = SynonymTable(SENSE_WORDNET, SENSE_TRAIN)
+    assert table.with_rules(WordRules()) is table
+    assert table.with_rules(UW_RULES["sense"]) is table.with_rules(UW_RULES["sense"]) is not table
+
+
+def test_content_word_rule_skips_stop_words_contraction_pieces_and_their_inflections():
+    from dialshift.shifts.senses import is_content_word
+
+    paper, content = sense_table(), sense_table(content_words=True)
+    for word in ("the", "s", "don", "did"):  # each has a valid synonym under the paper's rules
+        assert paper.replaceable(word) and not content.replaceable(word), word
+    assert content.replaceable("car") and content.best("car") == paper.best("car")
+    assert not is_content_word("got") and not is_content_word("t") and is_content_word("evening", "n")
+
+
+def test_content_word_rule_skips_capitalised_words_inside_a_sentence():
+    from dialshift.shifts.lexical import TokenizedContext
+
+    context = TokenizedContext.of(["Sue , I told Sue .", "sue them"])
+    assert context.words() == ["Sue", "I", "told", "Sue", "sue", "them"]
+    assert context.replaceable(sense_table()) == [True, False, False, True, True, False]
+    assert context.replaceable(sense_table(content_words=True)) == [True, False, False, False, True, False]
+
+
+def test_sense_rule_keeps_the_most_frequent_senses_of_the_likely_part_of_speech():
+    from dialshift.shifts.senses import likely_pos, top_senses, word_senses
+
+    assert sense_table().valid("car") == ["automobile", "motorcar", "railcar"]
+    assert sense_table(senses=1).valid("car") == ["automobile", "motorcar"]  # railcar: second sense
+    assert sense_table(senses=2).valid("car") == ["automobile", "motorcar", "railcar"]
+    senses = word_senses(SENSE_WORDNET, "like")
+    assert likely_pos(senses, "like") == "v" and [s.count for s in senses] == [76, 0]
+    assert [s.pos for s in top_senses(senses, "n", 1)] == ["n"]
+    assert sense_table().valid("like") == ["ilk", "wish"] and sense_table(senses=1).valid("like") == ["wish"]
+    # lemminflect's dictionary has no noun, verb, adjective or adverb reading of "oh": no likely part of speech
+    assert sense_table().replaceable("oh") and not sense_table(senses=1).replaceable("oh")
+    # the most frequent sense is a number sense: no synonym, not the rarer sense's
+    assert sense_table().valid("dozen") == ["bakers"] and sense_table(senses=1).valid("dozen") == []
+
+
+def test_inflection_rule_reinflects_the_synonym_and_checks_rule_3_on_the_form():
+    assert sense_table().valid("cars") == ["automobile", "motorcar", "railcar"]  # the paper keeps the lemma
+    # motorcars is a training word; automobiles is not
+    assert sense_table(senses=1, inflect=True).valid("cars") == ["automobiles"]
+    assert sense_table(senses=1, inflect=True).valid("amazed") == ["astonished", "astounded"]
+    assert sense_table(inflect=True).valid("car") == sense_table().valid("car")  # a base form keeps the lemma
+
+
+def test_word_shifts_take_the_rules_as_parameters():
+    from dialshift.shifts import KnownWord, UnknownWord
+    from dialshift.shifts.base import InstanceRandom
+    from dialshift.shifts.replace import UW_RULES
+
+    table = SynonymTable(SENSE_WORDNET, SENSE_TRAIN)
+    paper = UnknownWord(ratio=0.3, synonyms=table)
+    sense = UnknownWord(ratio=0.3, synonyms=table, content_words=True, senses=1, inflect=True)
+    assert paper.synonyms is table and sense.synonyms.rules == UW_RULES["sense"]
+    assert sense.parameters() == {"ratio": 0.3, "rounding": "floor", "content_words": True, "senses": 1,
+                                  "inflect": True}
+    dialogue = ["the cars , the cars !"]  # 6 tokens: n = 1 target
+    result = sense.apply(dialogue, InstanceRandom(0, "x"))
+    assert [(r.original, r.replacement) for r in result.replacements] == [("cars", "automobiles")]
+    known = KnownWord(ratio=0.3, synonyms=table, content_words=True, senses=1, inflect=True, min_count=0)
+    kw = known.apply(dialogue, InstanceRandom(0, "x"))
+    assert [(r.turn, r.index) for r in kw.replacements] == [(r.turn, r.index) for r in result.replacements]

@@ -4,6 +4,7 @@ import string
 from importlib import resources
 
 from dialshift.shifts.lexical import ratio_name
+from dialshift.shifts.replace import UW_RULES
 
 from . import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
 
@@ -17,6 +18,12 @@ PAPER_TABLE1 = {
 PAPER_TABLE2 = {1: (5925, 6.58), 2: (5925, 6.98), 3: (5925, 6.98), 4: (5925, 6.98), 5: (5925, 7.39)}
 PAPER_SOURCE_TEST, PAPER_IC = 6639, 2370
 
+#: The hand-checked audit of docs/uw_audit.md (fixed numbers, not recomputed by a build): of a seeded sample
+#: (``sample_replacements``, seed 0) of 40 replacements of a config's test split, how many are a plausible synonym in
+#: their context: (rules, config) -> plausible count.
+UW_AUDIT_SIZE, UW_AUDIT_SEED, UW_AUDIT_MEASURED = 40, 0, "2026-11-23 with dialshift 0.2.0"
+UW_AUDIT = {("paper", "uw_0.30"): 2, ("sense", "uw_0.30"): 23, ("sense", "uw_0.10"): 23}
+
 def render_section(facts: dict) -> str:
     """Markdown for the family's card section from ``{config: facts}`` (see ``config_facts``)."""
     settings = _settings(facts)
@@ -27,6 +34,9 @@ def render_section(facts: dict) -> str:
         overlap=_overlap(facts),
         ic_truncated=_ic_truncated(facts),
         table1=_table1(facts),
+        uw_rules=_uw_rules(facts),
+        rules_table=_rules_table(facts),
+        uw_audit=_uw_audit(),
         imp_table=_imp_table(facts),
         ic_table=_ic_sr_table(facts),
         importance_model=", ".join(importance) or "not built",
@@ -119,6 +129,71 @@ def _table1(facts: dict) -> str:
             cells.append(f"{alternative[ratio]['count']:,}" if ratio in alternative else "-")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def _word_rules(fact: dict) -> dict:
+    """A word config's rules (configs built before the option existed used the paper's)."""
+    return fact.get("word_rules") or {"preset": "paper", "describe": UW_RULES["paper"].describe()}
+
+
+def _uw_rules(facts: dict) -> str:
+    """Which word rules this folder's UW/KW/UW-imp configs were built with."""
+    by_rules: dict[tuple, list[str]] = {}
+    for name, fact in facts.items():
+        group = name.split("_")[0] if name != "dailydialog" else None
+        if group in ("uw", "kw"):
+            rules = _word_rules(fact)
+            by_rules.setdefault((rules["preset"], rules["describe"]), []).append(name)
+    if not by_rules:
+        return "Word rules: no UW/KW config is in this folder."
+    label = {"paper": "the paper's rules (`--uw-rules paper`, the default)",
+             "sense": "the sense-preserving rules (`--uw-rules sense`, beyond the paper)"}
+    parts = [f"{label.get(preset, f'custom rules ({preset})')}: {describe}" for preset, describe in by_rules]
+    if len(by_rules) == 1:
+        return f"**Word rules of this folder's UW/KW configs**: {parts[0]}."
+    return ("**Word rules of this folder's UW/KW configs differ**: " + "; ".join(
+        f"{', '.join(sorted(names))} with {part}" for part, names in zip(parts, by_rules.values(), strict=True)) + ".")
+
+
+def _rules_table(facts: dict) -> str:
+    """UW test instances (and mean targets) at each ratio under the paper's and the sense-preserving rules: the
+    config's own rules from its rows, the other rule set from the ``alternative_rules`` fact."""
+    rows = []
+    for ratio in UW_RATIOS:
+        fact = facts.get(ratio_name("uw", ratio))
+        if fact is None or "alternative_rules" not in fact:
+            continue
+        own, other = _word_rules(fact)["preset"], fact["alternative_rules"]
+        cells = {own: (_test(fact), fact["mean_replacements"]), other["rules"]: (other["count"], other["mean_targets"])}
+        rows.append((ratio, cells))
+    if not rows:
+        return "(computed when a `uw_*` config is built)"
+    columns = sorted({preset for _, cells in rows for preset in cells}, key=lambda p: (p != "paper", p != "sense", p))
+    header = "| ratio | paper's Table 1 | " + " | ".join(f"{p} rules: instances | mean targets" for p in columns) + " |"
+    lines = [header, "|---:" * (2 + 2 * len(columns)) + "|"]
+    for ratio, cells in rows:
+        values = []
+        for preset in columns:
+            count, mean = cells.get(preset, (None, None))
+            values += ["-", "-"] if count is None else [f"{count:,}", f"{mean:.2f}"]
+        lines.append(f"| {ratio:.2f} | {PAPER_TABLE1[ratio][0]:,} | " + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def _uw_audit() -> str:
+    def share(rules, config):
+        count = UW_AUDIT[(rules, config)]
+        return f"{count} of {UW_AUDIT_SIZE} ({count / UW_AUDIT_SIZE:.1%})"
+
+    return (f"**Audit** (a small hand-checked audit; fixed numbers measured {UW_AUDIT_MEASURED}, not recomputed by a "
+            f"build): a seeded random sample of {UW_AUDIT_SIZE} replacements (`dialshift.shifts.lexical."
+            f"sample_replacements`, seed {UW_AUDIT_SEED}) of the test split per rule set, each read in its utterance "
+            "and judged a plausible synonym in context (same meaning, still grammatical; rare or archaic synonyms "
+            f"count) or not. `uw_0.30`: **{share('paper', 'uw_0.30')}** plausible under the paper's rules (19 of the "
+            f"40 targets are function words or contraction pieces), **{share('sense', 'uw_0.30')}** under the "
+            f"sense-preserving rules; `uw_0.10` under the sense-preserving rules (a broader sample, since `uw_0.30` "
+            f"keeps few, short instances under them): {share('sense', 'uw_0.10')}. Every item and its verdict is "
+            "listed in `docs/uw_audit.md` of the dialshift repository.")
 
 
 def _imp_table(facts: dict) -> str:

@@ -78,10 +78,12 @@ class WordRules:
     """Optional target and synonym rules beyond Lee et al.; the defaults are the paper's rules.
 
     ``content_words``: only content words are targets (:func:`dialshift.shifts.senses.is_content_word`: no stop word,
-    contraction piece or inflection of a stop word). ``senses``: synonyms come only from the word's ``senses`` most
-    frequent WordNet senses of its likely part of speech (0 = every synset of every part of speech, the paper's
-    rule). ``inflect``: a synonym takes the word's inflection (``cars -> automobiles``; a synonym lemminflect cannot
-    inflect is skipped). Shift parameter dataclasses inherit these fields, so every word shift takes them.
+    contraction piece or inflection of a stop word; and no capitalised word inside a sentence, a likely name, see
+    :meth:`dialshift.shifts.lexical.TokenizedContext.replaceable`). ``senses``: synonyms come only from the word's
+    ``senses`` most frequent WordNet senses of its likely part of speech (0 = every synset of every part of speech,
+    the paper's rule). ``inflect``: a synonym takes the word's inflection (``cars -> automobiles``; a synonym
+    lemminflect cannot inflect, or whose lemma is a training word, is skipped). Shift parameter dataclasses inherit
+    these fields, so every word shift takes them.
     """
 
     content_words: bool = False
@@ -159,7 +161,8 @@ class SynonymTable:
     def sense_candidates(self, word: str) -> list[str]:
         """Candidates under the optional rules: lemma names of the word's senses (its ``senses`` most frequent of the
         likely part of speech, or all), number senses skipped, each re-inflected like the word when ``inflect`` is
-        on (a synonym with no inflected form is dropped); sorted and de-duplicated, the word itself excluded."""
+        on (a synonym with no inflected form, or whose lemma is a training word, is dropped: ``autos`` is not unknown
+        when ``auto`` is known); sorted and de-duplicated, the word itself excluded."""
         lower = word.lower()
         senses = self.senses(lower)
         if self.rules.senses:
@@ -173,7 +176,7 @@ class SynonymTable:
                 if name.lower() in (lower, sense.lemma.lower()) or not rule_single_word(name):
                     continue
                 form = sense_rules.inflect(name, tag) if self.rules.inflect else name
-                if form is not None:
+                if form is not None and (form == name or name not in self.vocabulary):  # rule 3: lemma and form
                     names.add(form)
         return sorted(name for name in names if name.lower() != lower)
 
