@@ -1,0 +1,346 @@
+#!/usr/bin/env python
+"""Train a Korean response-selection cross-encoder with optional DRiFt debiasing and UMS (Han et al. 2021, §3).
+
+    python trainers/debias.py --dataset FOLDER --output-dir DIR --model E5_FOLDER [--debias] [--ums] [--seed S]
+        [--predictions DIR]                 # then write kor_adv / kor_chitchat predictions and score them
+
+Variants (Tables 3-4): baseline (binary cross-entropy on ``[CLS] u1 [EOU] ... uk [EOU] [SEP] r [EOU] [SEP]``),
+``--debias`` (+deb: a biased model, one linear layer over the four Jaccard features of eq. 2, is trained first with
+AdamW 5e-4 for 3 epochs; then the cross-encoder is trained on the cross-entropy of softmax(b + d), the gradient
+reaching only the cross-encoder, which alone is used at test time), ``--ums`` (+UMS: utterance insertion, deletion
+and search as auxiliary losses, Whang et al. 2021) and both (+UMS+deb).
+
+Data: the train split of ``--config`` (default ``kor_chitchat``; 1:1 pairs, each row a positive and a negative
+candidate), selection on its validation split (1:9, Precision@1). Optimiser: AdamW, lr 2.5e-5, 3 epochs, batch 128
+pairs (App. B); CPU runs shrink the data (``--max-train-instances``) and say so. With ``--predictions DIR`` the
+selected model scores ``kor_adv`` (pairwise: ``scores`` and ``probabilities`` of the two responses) and the
+``kor_chitchat`` test split (``scores``/``probabilities`` of the 10 candidates) through ``dialshift.scoring``:
+``DIR/results.json`` holds Precision@1 overall and per adversarial type, and in-domain R@1/10 (= P@1).
+The model folder is a ``transformers`` sequence classifier (2 labels; the score of a response is logit 1 - logit 0).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dialshift.errors import DialshiftError
+from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+
+DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dataset", required=True, help="dialshift dataset folder with the korean family's configs")
+    p.add_argument("--config", default=DEFAULT_CONFIG, help="the training config (train/validation splits)")
+    p.add_argument("--model", default="tiny", help="backbone: a converted e5 folder (`dialshift convert-e5 OUT`), "
+                                                   "'tiny' (random 2-layer BERT, tests) or any local model folder")
+    add_training_arguments(p, learning_rate=2.5e-5, num_epochs=3)
+    p.add_argument("--debias", action="store_true", help="DRiFt: train on softmax(b + d) with the biased model b")
+    p.add_argument("--ums", action="store_true", help="add the UMS auxiliary tasks (insertion, deletion, search)")
+    p.add_argument("--ums-weight", type=float, default=1.0, help="weight of each UMS loss (Whang et al.: 1)")
+    p.add_argument("--bias-learning-rate", type=float, default=5e-4)
+    p.add_argument("--bias-epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=64, help="training rows per step (2 pairs each: 128 pairs)")
+    p.add_argument("--max-length", type=int, default=128, help="tokens per (context, response) input")
+    p.add_argument("--freeze-word-embeddings", action="store_true",
+                   help="do not train the word-embedding matrix (CPU: e5's 250K x 384 matrix dominates each step)")
+    p.add_argument("--max-train-instances", type=int, default=None, help="seeded subsample of the training rows")
+    p.add_argument("--max-eval-instances", type=int, default=None, help="seeded subsample of validation instances")
+    p.add_argument("--sample-seed", type=int, default=0, help="seed of the subsamples (the same for every --seed)")
+    p.add_argument("--eval-batch-size", type=int, default=64)
+    p.add_argument("--predictions", default=None, metavar="DIR",
+                   help="after training, write and score kor_adv and kor_chitchat test predictions in DIR")
+    p.add_argument("--max-test-instances", type=int, default=None,
+                   help="seeded subsample of the kor_chitchat test instances predicted (kor_adv is always whole)")
+    args = p.parse_args(argv)
+    for name in ("batch_size", "eval_batch_size", "bias_epochs"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def variant_name(args) -> str:
+    """The row label of Tables 3-4: baseline, +deb, +UMS or +UMS+deb."""
+    return ("+UMS" if args.ums else "") + ("+deb" if args.debias else "") or "baseline"
+
+
+def binary_pairs(split: dict):
+    """Every (context, candidate, label) pair of a split's rows, row by row (label 1 for the gold candidate)."""
+    return [(context, candidate, int(index == label))
+            for context, candidates, label in zip(split["context"], split["candidates"], split["label"], strict=True)
+            for index, candidate in enumerate(candidates)]
+
+
+def response_scores(model, encoder, pairs, batch_size: int, device) -> np.ndarray:
+    """``logit 1 - logit 0`` (the log-odds that a response fits) of each (context, response) pair, length-sorted."""
+    import torch
+
+    from dialshift.training.batching import sorted_batches
+
+    encoded = [encoder.encode(context, response) for context, response in pairs]
+    scores = np.empty(len(encoded), dtype=np.float64)
+    model.eval()
+    with torch.inference_mode():
+        for rows in sorted_batches([len(ids) for ids, _ in encoded], batch_size):
+            batch = {k: v.to(device) for k, v in encoder.collate([encoded[r] for r in rows]).items()}
+            logits = model(**batch).logits.float()
+            scores[rows] = (logits[:, 1] - logits[:, 0]).cpu().numpy()
+    return scores
+
+
+class DebiasTask(Task):
+    """Binary cross-entropy (or DRiFt) on 1:1 pairs, optional UMS losses; selection on validation P@1 (1 of 10)."""
+
+    name, metric = "response_selection", "precision@1"
+
+    def __init__(self, args):
+        from dialshift.ranking.data import load_split, read_card_configs
+
+        self.args = args
+        configs = read_card_configs(args.dataset)
+        if args.config not in configs:
+            raise DialshiftError(f"{args.dataset}: no {args.config!r} config (build it with `dialshift build "
+                                 f"--family korean --out {args.dataset}`)")
+        self.train_rows = load_split(args.dataset, args.config, "train", args.max_train_instances, args.sample_seed,
+                                     configs)
+        self.validation = load_split(args.dataset, args.config, "validation", args.max_eval_instances,
+                                     args.sample_seed, configs)
+        if not self.train_rows["id"] or not self.validation["id"]:
+            raise DialshiftError(f"{args.dataset}: the {args.config} config's train or validation split is empty")
+        self.pairs = binary_pairs(self.train_rows)
+        self.pairs_per_row = len(self.train_rows["candidates"][0])
+        self.bias_summary = None
+
+    # --- model ---------------------------------------------------------------------------------------------------
+
+    def build(self, accelerator):
+        import torch
+
+        from dialshift.models.backbones import load_backbone
+        from dialshift.models.debias import TurnEncoder, add_special_tokens
+
+        self.accelerator = accelerator
+        model, self.tokenizer, self.backbone = load_backbone(self.args.model, self.args.seed, num_labels=2)
+        add_special_tokens(model, self.tokenizer, with_ums=self.args.ums)
+        if self.args.freeze_word_embeddings:
+            model.get_input_embeddings().weight.requires_grad_(False)
+        if self.args.ums:
+            model.ums_head = torch.nn.Linear(model.config.hidden_size, 1)  # training only; not saved
+        self.encoder = TurnEncoder(self.tokenizer, self.args.max_length)
+        if self.args.debias:
+            self._fit_biased_model()
+        return model
+
+    def _fit_biased_model(self):
+        import torch
+
+        from dialshift.models.debias import BiasFeatures, train_biased_model
+
+        self.features = BiasFeatures(self.tokenizer)
+        train_features = self.features([(context, response) for context, response, _ in self.pairs])
+        labels = np.array([label for _, _, label in self.pairs])
+        self.biased, accuracy = train_biased_model(train_features, labels, self.args.seed,
+                                                   self.args.bias_learning_rate, self.args.bias_epochs)
+        with torch.no_grad():
+            self.bias_logits = self.biased(torch.as_tensor(train_features))
+        self.bias_summary = {"train_accuracy": accuracy, "weight": self.biased.weight.tolist(),
+                             "bias": self.biased.bias.tolist(), "features": [
+                                 "JS_morph(c, r)", "JS_morph(u_k, r)", "JS_subword(c, r)", "JS_subword(u_k, r)"]}
+        self.accelerator.print(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
+
+    def optimizer(self, model, args: TrainingArguments):
+        import torch
+
+        return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
+                                 weight_decay=args.weight_decay)
+
+    # --- training ------------------------------------------------------------------------------------------------
+
+    def epoch_batches(self, epoch, rng):
+        order = rng.permutation(len(self.train_rows["id"]))
+        size = self.args.batch_size
+        return [(order[i:i + size], int(rng.integers(2**31))) for i in range(0, len(order), size)]
+
+    def loss(self, model, batch):
+        import torch
+
+        from dialshift.models.debias import drift_loss
+
+        rows, ums_seed = batch
+        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
+        rows = rows[share]
+        indices = [row * self.pairs_per_row + k for row in rows for k in range(self.pairs_per_row)]
+        pairs = [self.pairs[i] for i in indices]
+        device = self.accelerator.device
+        encoded = [self.encoder.encode(context, response) for context, response, _ in pairs]
+        inputs = {k: v.to(device) for k, v in self.encoder.collate(encoded).items()}
+        labels = torch.tensor([label for _, _, label in pairs], device=device)
+        logits = model(**inputs).logits
+        if self.args.debias:
+            loss = drift_loss(self.bias_logits[indices].to(device), logits, labels)
+        else:
+            loss = torch.nn.functional.cross_entropy(logits, labels)
+        if self.args.ums:
+            loss = loss + self.args.ums_weight * self._ums_loss(model, rows, np.random.default_rng(ums_seed))
+        return loss
+
+    def _ums_loss(self, model, rows, rng):
+        """Mean cross-entropy of the UMS examples of the batch's positive pairs (insertion, deletion, search)."""
+        import torch
+
+        from dialshift.models.debias import UMS_TOKENS, ums_examples
+
+        unwrapped = self.accelerator.unwrap_model(model)
+        examples, golds, marker_ids, totals = [], [], [], []
+        for row in rows:
+            candidates, label = self.train_rows["candidates"][row], self.train_rows["label"][row]
+            context, response = self.train_rows["context"][row], candidates[label]
+            other = candidates[1 - label] if len(candidates) > 1 else None  # an utterance of another dialogue
+            for task, token in UMS_TOKENS.items():
+                example = ums_examples(context, response, task, rng, other)
+                if example is None:
+                    continue
+                turns, second, gaps, gold = example
+                marker = self.tokenizer.convert_tokens_to_ids(token)
+                markers = [marker if index in gaps else None for index in range(len(turns) + 1)]
+                examples.append(self.encoder.encode(turns, second, markers))
+                golds.append(gaps.index(gold))
+                marker_ids.append(marker)
+                totals.append(len(gaps))
+        device = self.accelerator.device
+        if not examples:
+            return torch.zeros((), device=device)
+        inputs = {k: v.to(device) for k, v in self.encoder.collate(examples).items()}
+        hidden = unwrapped.base_model(**inputs).last_hidden_state
+        scores = unwrapped.ums_head(hidden).squeeze(-1)
+        losses = []
+        for index, (gold, marker, total) in enumerate(zip(golds, marker_ids, totals, strict=True)):
+            positions = (inputs["input_ids"][index] == marker).nonzero().squeeze(-1)
+            dropped = total - len(positions)  # truncation keeps the newest tokens: the first markers go
+            if len(positions) < 2 or gold < dropped:
+                continue
+            losses.append(torch.nn.functional.cross_entropy(scores[index, positions][None],
+                                                            torch.tensor([gold - dropped], device=device)))
+        return torch.stack(losses).mean() if losses else torch.zeros((), device=device)
+
+    # --- selection -----------------------------------------------------------------------------------------------
+
+    def validate(self, model):
+        unwrapped = self.accelerator.unwrap_model(model)
+        pairs = [(context, candidate) for context, candidates
+                 in zip(self.validation["context"], self.validation["candidates"], strict=True)
+                 for candidate in candidates]
+        scores = response_scores(unwrapped, self.encoder, pairs, self.args.eval_batch_size,
+                                 self.accelerator.device).reshape(len(self.validation["id"]), -1)
+        unwrapped.train()
+        return float(np.mean(scores.argmax(axis=1) == np.asarray(self.validation["label"]))), {}
+
+    def save(self, model, output_dir):
+        state = {k: v for k, v in model.state_dict().items() if not k.startswith("ums_head.")}
+        model.save_pretrained(output_dir, state_dict=state)
+
+    def describe(self):
+        return {"backbone": self.backbone, "model_argument": self.args.model, "variant": variant_name(self.args),
+                "max_length": self.args.max_length, "train_rows": len(self.train_rows["id"]),
+                "train_pairs": len(self.pairs), "input": "[CLS] u1 [EOU] ... uk [EOU] [SEP] r [EOU] [SEP]",
+                "score": "logit 1 - logit 0", "biased_model": self.bias_summary}
+
+    def finalize(self, output_dir, selection):
+        self.tokenizer.save_pretrained(output_dir)
+        return {}
+
+
+# ----------------------------------------------------------------------------------------------- predictions
+
+
+def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_test_instances=None, sample_seed=0,
+                      device=None) -> dict:
+    """Score ``kor_adv`` and the ``kor_chitchat`` test split with a trained model folder, write
+    ``OUT/{config}/{config}.jsonl`` in the formats of :mod:`dialshift.scoring.tasks` and a ``run.json`` beside each;
+    return the run descriptions."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from dialshift.io import write_json_atomic
+    from dialshift.models.debias import TurnEncoder
+    from dialshift.ranking.data import load_split
+    from dialshift.training import read_model_meta
+
+    meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
+                           trainer="trainers/debias.py")
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
+    if device is not None:
+        model.to(device)
+    encoder = TurnEncoder(tokenizer, meta["max_length"])
+    runs = {}
+    for config, limit in ((ADVERSARIAL_CONFIG, None), (DEFAULT_CONFIG, max_test_instances)):
+        out = Path(out_dir) / config  # one folder per config: the subsample setting of run.json is per folder
+        out.mkdir(parents=True, exist_ok=True)
+        split = load_split(dataset, config, "test", limit, sample_seed)
+        pairs = [(context, candidate) for context, candidates in zip(split["context"], split["candidates"],
+                                                                     strict=True) for candidate in candidates]
+        scores = response_scores(model, encoder, pairs, batch_size, next(model.parameters()).device)
+        scores = scores.reshape(len(split["id"]), -1)
+        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+        probabilities = shifted / shifted.sum(axis=1, keepdims=True)
+        lines = [json.dumps({"id": uid, "scores": row.tolist(), "probabilities": p.tolist()})
+                 for uid, row, p in zip(split["id"], scores, probabilities, strict=True)]
+        (out / f"{config}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        runs[config] = {"run": {"model": meta.get("backbone"), "method": meta.get("variant"),
+                                "seeds": [meta.get("seed")], "model_dir": str(model_dir)},
+                        "scoring": {"max_instances": limit, "sample_seed": sample_seed}}
+        write_json_atomic(out / "run.json", runs[config])
+    return runs
+
+
+def score_predictions(predictions_dir, dataset) -> dict:
+    """``dialshift.scoring`` on each config folder of the predictions (``results.json`` there: P@1, per adversarial
+    type for ``kor_adv``), plus the adversarial ECE: the ``response_ranking`` task's ECE over the two responses'
+    probabilities (``pairwise_selection`` computes none). Returns ``{config: results}``."""
+    from dialshift.configs import BenchmarkConfig
+    from dialshift.scoring import ScoringSettings, score_directory, write_results
+    from dialshift.scoring.gold import load_gold
+    from dialshift.scoring.pipeline import read_predictions
+    from dialshift.scoring.tasks import get_task
+
+    results = {}
+    for config in (ADVERSARIAL_CONFIG, DEFAULT_CONFIG):
+        folder = Path(predictions_dir) / config
+        settings = ScoringSettings(dataset=Path(dataset))
+        document = score_directory(folder, settings)
+        if config == ADVERSARIAL_CONFIG:
+            ranking = get_task("response_ranking")
+            options = ranking.resolve_options(BenchmarkConfig(config, "korean", "response_ranking"))
+            gold = load_gold(settings.dataset, config, "test", ranking.gold_columns)
+            stats = read_predictions(folder / f"{config}.jsonl", ranking, gold, options)
+            document["results"][config]["ece"] = ranking.metrics(stats, options)["ece"]
+        write_results(folder, document, plots=False)
+        results[config] = document["results"][config]
+    return results
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
+        meta = train(DebiasTask(args), TrainingArguments.from_namespace(args), hyperparameters)
+        if meta is not None and args.predictions:
+            write_predictions(args.output_dir, args.dataset, args.predictions, args.eval_batch_size,
+                              args.max_test_instances, args.sample_seed)
+            results = score_predictions(args.predictions, args.dataset)
+            adversarial, chitchat = results[ADVERSARIAL_CONFIG], results[DEFAULT_CONFIG]
+            print(f"{variant_name(args)}: in-domain P@1 {chitchat['recall@1']:.3f}, adversarial P@1 "
+                  f"{adversarial['accuracy']:.3f}, adversarial ECE {adversarial['ece']:.3f}")
+    except DialshiftError as error:
+        print(f"trainers/debias.py: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
