@@ -124,18 +124,17 @@ def build_benchmark(bench: Benchmark, sources: Sources, settings: BuildSettings)
     cov, pools, excluded = [], {}, Counter()
     for cluster in clusters:
         label = bench.intent(cluster)
+        candidates = [(record.id, split_member(member)[0], split, record) for member in bench.cov_members(cluster)
+                      if not (member.startswith("rostd:") and settings.exclude_rostd)
+                      for split, record in sources.records(member)]
         pool, keys = [], set()
-        for member in bench.cov_members(cluster):
-            corpus = split_member(member)[0]
-            if corpus == "rostd" and settings.exclude_rostd:
+        for _, corpus, split, record in sorted(candidates, key=lambda item: item[0]):  # a repeat keeps the smallest id
+            key = normalise(record.text)
+            if key in iid_texts or key in keys:
+                excluded[label] += 1
                 continue
-            for split, record in sources.records(member):
-                key = normalise(record.text)
-                if key in iid_texts or key in keys:
-                    excluded[label] += 1
-                    continue
-                keys.add(key)
-                pool.append(row(record, corpus, split, label, cluster[0]))
+            keys.add(key)
+            pool.append(row(record, corpus, split, label, cluster[0]))
         pools[label] = {"available": len(pool), "members": Counter(item["source"] for item in pool)}
         chosen = take_ranked(pool, bench.cov_per_intent, settings.seed, f"cov/{bench.name}/{label}")
         cov.extend(sorted(chosen, key=lambda r: r["id"]))
