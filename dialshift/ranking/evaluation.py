@@ -41,6 +41,8 @@ class EvaluationSettings:
     replicates: int = 1000
     bootstrap_seed: int = 0
     device: str | None = None
+    precision: str = "auto"  # fp32 | tf32 | bf16; auto: bf16 weights on CUDA, fp32 on CPU (dialshift.models.ranker)
+    attn: str = "auto"  # eager | sdpa; auto: the library's default
     progress: bool = True
     plots: bool = True
     extra: dict = field(default_factory=dict)
@@ -116,24 +118,34 @@ def unique_pairs(data: dict):
     return list(index), rows
 
 
-def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict) -> dict:
-    """Add to ``logits`` the logits of every pair for every needed pass not in it yet, loading each ranker once."""
+def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, encoded: dict | None = None) -> dict:
+    """Add to ``logits`` the logits of every pair for every needed pass not in it yet, loading each ranker once.
+
+    The pairs are encoded once per tokenizer and max length (``encoded`` caches them across calls: pass the same
+    dict to share the tokens between methods, seeds and passes)."""
     import torch
 
-    from dialshift.models.ranker import load_ranker
-    from dialshift.ranking.scoring import score_pairs
+    from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
+    from dialshift.ranking.scoring import encode, score_pairs
 
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    precision = resolve_precision(settings.precision, device, "scoring")
+    attn = resolve_attention(settings.attn, precision, "scoring")
+    encoded = {} if encoded is None else encoded
     by_model: dict[str, list] = {}
     for model_dir, seed in needed:
         if (model_dir, seed) not in logits:
             by_model.setdefault(model_dir, []).append(seed)
     for model_dir, seeds in by_model.items():
-        ranker = load_ranker(model_dir, device=device)
-        for seed in seeds:
-            desc = f"{Path(model_dir).name}" + (f" dropout {seed}" if seed is not None else "")
-            logits[(model_dir, seed)] = score_pairs(ranker, pairs, settings.batch_size, dropout_seed=seed,
-                                                    progress=settings.progress, desc=desc)
+        ranker = load_ranker(model_dir, device=device, attn_implementation=attn, precision=precision)
+        key = id(ranker.encoder)  # shared by every ranker with the same tokenizer and max length
+        if key not in encoded:
+            encoded[key] = encode(ranker, pairs)
+        with precision_context("tf32" if precision == "tf32" else "fp32", device):
+            for seed in seeds:
+                desc = f"{Path(model_dir).name}" + (f" dropout {seed}" if seed is not None else "")
+                logits[(model_dir, seed)] = score_pairs(ranker, encoded[key], settings.batch_size, dropout_seed=seed,
+                                                        progress=settings.progress, desc=desc)
         del ranker
     return logits
 
@@ -186,9 +198,7 @@ def run_config_description(settings, method, metas, data) -> dict:
 
 def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}``."""
-    from dialshift.io import write_json_atomic
-    from dialshift.scoring import check_output_dir, score_directory
-    from dialshift.scoring.pipeline import RESULTS_FILE, RUN_FILE
+    from dialshift.scoring import check_output_dir
     from dialshift.scoring.report import write_report
 
     settings.out_dir = check_output_dir(settings.out_dir)  # before any work: a bad --out fails at once
@@ -209,24 +219,40 @@ def evaluate(settings: EvaluationSettings) -> dict:
     # ensemble members, then the MC-dropout passes. Each method's predictions are then scored by dialshift.scoring,
     # exactly as `dialshift score` scores them.
     logits: dict = {}
+    encoded: dict = {}
     outputs = {}
     scoring = scoring_settings(settings)
+    scoring.progress = settings.progress
     for method in sorted(settings.methods, key=lambda m: (METHODS.index(m) != 0, m == "dropout")):
         passes = method_passes(method, settings.model_dirs, settings.dropout_passes, settings.dropout_seed)
-        score_passes(settings, pairs, passes, logits)
+        score_passes(settings, pairs, passes, logits, encoded)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
-        folder = settings.out_dir / method / "predictions"
-        for name in data:
-            combined = predictive(np.stack([logits[p][rows[name]] for p in passes]), temperature)
-            write_predictions(folder / f"{name}.jsonl", data[name]["id"], combined)
-        write_json_atomic(folder / RUN_FILE, {"run": run_config_description(settings, method, metas, data),
-                                              "scoring": scoring.describe()})
-        scoring.progress = settings.progress
-        document = score_directory(folder, scoring)
-        write_json_atomic(settings.out_dir / method / RESULTS_FILE, document)
-        outputs[method] = document
+        per_config = {name: np.stack([logits[p][rows[name]] for p in passes]) for name in data}
+        outputs[method] = write_method(settings.out_dir / method, {name: split["id"] for name, split in data.items()},
+                                       per_config, temperature, run_config_description(settings, method, metas, data),
+                                       scoring)
         write_report(settings.out_dir, load_documents(settings.out_dir), plots=settings.plots)
     return {method: outputs[method] for method in settings.methods}
+
+
+def write_method(method_dir, ids: dict, passes: dict, temperature: float, run: dict, scoring) -> dict:
+    """One method's outputs from its logits: ``method_dir/predictions/<config>.jsonl`` (the submission format) and
+    ``run.json``, scored by :mod:`dialshift.scoring` into ``method_dir/results.json``; return that document.
+
+    ``ids``: ``{config: instance ids}``; ``passes``: ``{config: P x N x K logits}`` (P passes or members, rows in
+    ``ids`` order), combined by :func:`dialshift.models.uncertainty.predictive` with ``temperature``. Used by
+    ``dialshift evaluate`` and by ``dialshift bundle report`` (logits computed on another machine)."""
+    from dialshift.io import write_json_atomic
+    from dialshift.scoring import score_directory
+    from dialshift.scoring.pipeline import RESULTS_FILE, RUN_FILE
+
+    folder = Path(method_dir) / "predictions"
+    for name, config_ids in ids.items():
+        write_predictions(folder / f"{name}.jsonl", config_ids, predictive(passes[name], temperature))
+    write_json_atomic(folder / RUN_FILE, {"run": run, "scoring": scoring.describe()})
+    document = score_directory(folder, scoring)
+    write_json_atomic(Path(method_dir) / RESULTS_FILE, document)
+    return document
 
 
 def load_documents(out_dir) -> dict:

@@ -1,13 +1,15 @@
 """Fast scoring of (context, candidate) pairs with a ranker.
 
-Pairs are tokenized once per distinct string, sorted by length (less padding) and scored in batches under
-``torch.inference_mode()``. MC dropout switches only the ``Dropout`` modules to training mode and seeds torch per pass,
-so the ``N`` passes are deterministic given the seed.
+Pairs are tokenized once per distinct string (:func:`dialshift.models.ranker.shared_encoder`), encoded once into an
+:class:`~dialshift.models.ranker.EncodedPairs` that every pass reuses (:func:`encode`), sorted by length (less padding)
+and scored in batches under ``torch.inference_mode()``; on CUDA the batches come from pinned memory with non-blocking
+copies. MC dropout switches only the ``Dropout`` modules to training mode and seeds torch per pass, so the ``N``
+passes are deterministic given the seed.
 """
 
 import numpy as np
 
-from dialshift.models.ranker import Ranker
+from dialshift.models.ranker import EncodedPairs, Ranker
 
 
 def instance_pairs(split: dict) -> list[tuple]:
@@ -30,25 +32,40 @@ def set_mc_dropout(model, active: bool) -> None:
                 module.train()
 
 
+def encode(ranker: Ranker, pairs) -> EncodedPairs:
+    """The pairs encoded once with the ranker's shared encoder: pass the result to :func:`score_pairs` for every
+    pass and every ranker with the same tokenizer and max length."""
+    return ranker.encoder.encode_flat(pairs)
+
+
 def score_pairs(ranker: Ranker, pairs, batch_size: int = 64, dropout_seed: int | None = None, progress: bool = True,
                 desc: str = "scoring") -> np.ndarray:
-    """One logit per ``(context_turns, candidate)`` pair; with ``dropout_seed`` one MC-dropout pass under that seed."""
+    """One logit per ``(context_turns, candidate)`` pair (or per pair of an :func:`encode` result); with
+    ``dropout_seed`` one MC-dropout pass under that seed."""
     import torch
     from tqdm.auto import tqdm
 
-    encoded = ranker.encoder.encode_pairs(pairs)
+    encoded = pairs if isinstance(pairs, EncodedPairs) else encode(ranker, pairs)
     logits = np.empty(len(encoded), dtype=np.float32)
     model = ranker.model
     device = next(model.parameters()).device
+    pin = device.type == "cuda"
     set_mc_dropout(model, dropout_seed is not None)
     if dropout_seed is not None:
         torch.manual_seed(dropout_seed)
+    pending = []  # CUDA: logits stay on the device until the end (no synchronisation per batch)
     try:
         with torch.inference_mode(), tqdm(total=len(encoded), desc=desc, unit="pair", disable=not progress) as bar:
-            for rows, batch in ranker.encoder.sorted_batches(encoded, batch_size):  # length-sorted: less padding
+            for rows, batch in encoded.batches(batch_size, pin):  # length-sorted: less padding
                 batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-                logits[rows] = model(**batch).logits[:, 0].float().cpu().numpy()
+                out = model(**batch).logits[:, 0].float()
+                if pin:
+                    pending.append((rows, out))
+                else:
+                    logits[rows] = out.cpu().numpy()
                 bar.update(len(rows))
+            for rows, out in pending:
+                logits[rows] = out.cpu().numpy()
     finally:
         set_mc_dropout(model, False)
     return logits
