@@ -299,8 +299,9 @@ def test_missing_wordnet_is_a_one_line_error(raw_data_dir, tmp_path, monkeypatch
 
 
 def test_cli_explicit_importance_config_without_model_is_a_one_line_error(tmp_path):
+    (tmp_path / "data").mkdir()
     result = subprocess.run([sys.executable, "-m", "dialshift", "build", "--family", "dailydialog", "--config",
-                             "uw_imp_*", "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path)],
+                             "uw_imp_*", "--out", str(tmp_path / "out"), "--data-dir", str(tmp_path / "data")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "--importance-model" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -30,6 +30,6 @@ def test_shift_example_runs_on_a_user_corpus(tmp_path, monkeypatch, capsys):
         (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
     exec(compile(readme_block("shift-example"), "README.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("UnknownWord(ratio=0.3") and "'replacement'" in printed[0]
-    assert printed[1].startswith("InsufficientContext(deleted=2, window=6") and " 1 [" in printed[1]
+    assert printed[0].startswith("UnknownWord(") and "ratio=0.3" in printed[0] and "'replacement'" in printed[0]
+    assert printed[1].startswith("InsufficientContext(") and "deleted=2" in printed[1] and ") 1 [" in printed[1]
     assert printed[2] != "None"
