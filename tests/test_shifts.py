@@ -594,3 +594,21 @@ def test_word_shifts_take_the_rules_as_parameters():
     known = KnownWord(ratio=0.3, synonyms=table, content_words=True, senses=1, inflect=True, min_count=0)
     kw = known.apply(dialogue, InstanceRandom(0, "x"))
     assert [(r.turn, r.index) for r in kw.replacements] == [(r.turn, r.index) for r in result.replacements]
+
+
+@pytest.mark.wordnet
+def test_sense_counts_read_once_equal_nltk_lemma_count():
+    from pathlib import Path
+
+    if not Path("/usr/share/wordnet/cntlist.rev").is_file():
+        pytest.skip("wordnet-base (with cntlist.rev) not installed")
+    from dialshift.shifts.senses import lemma_count, likely_pos, word_senses
+    from dialshift.wordnet import load_wordnet
+
+    wordnet = load_wordnet()
+    lemmas = [lemma for word in ("car", "like", "run", "magazine", "well") for synset in wordnet.synsets(word)
+              for lemma in synset.lemmas()]
+    assert [lemma_count(wordnet, lemma) for lemma in lemmas] == [lemma.count() for lemma in lemmas]
+    assert any(lemma.count() for lemma in lemmas)
+    assert likely_pos(word_senses(wordnet, "like"), "like") == "v"
+    assert likely_pos(word_senses(wordnet, "cars"), "cars") == "n"
