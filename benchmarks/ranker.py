@@ -12,6 +12,13 @@ throughputs count every (config, instance, candidate) pair evaluated, so (a) pro
 real run does.
 Training: ``trainers/ranker.py`` for ``--train-steps`` steps; steps/s of the optimisation steps alone.
 Without ``--model-dir`` a MiniLM ranker is trained for the benchmark (that run also gives the training figure).
+
+Library against the plain loop (issue 16), in the same run: training steps/s of ``trainers/ranker.py`` against a
+plain PyTorch loop (same backbone, batch of 12 x 10 candidates, padding to the step's longest pair, AdamW, tokenizer
+called every step), and model-side scoring pairs/s of the library (tokens encoded once, length-sorted, pinned) against
+a plain batched loop (tokenizer per batch, input order). ``--precision`` is passed to both library paths (default
+auto: the fast path on CUDA, fp32 on CPU); the plain loops run fp32. The H100 figures for docs/full_scale.md come from
+this script run by the bundle's ``smoke`` step and on the remote machine.
 """
 
 import argparse
@@ -41,6 +48,77 @@ def naive_scores(ranker, data) -> int:
     return count
 
 
+def plain_training(args, data: dict, steps: int, device: str) -> float:
+    """Steps/s of a plain loop: tokenizer every step, one padded forward, cross-entropy over 10 candidates, AdamW."""
+    import numpy as np
+    import torch
+
+    from dialshift.models.backbones import load_backbone
+
+    model, tokenizer, _ = load_backbone(args.model, seed=0)
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    gold = [c[k] for c, k in zip(data["candidates"], data["label"], strict=True)]
+    rng = np.random.default_rng(0)
+    sep = f" {tokenizer.sep_token} "
+    elapsed = 0.0
+    for step in range(steps + 1):  # the first step warms up and is not timed
+        rows = rng.choice(len(gold), size=12, replace=False)
+        firsts, seconds = [], []
+        for r in rows:
+            for candidate in [gold[r], *(gold[i] for i in rng.choice(len(gold), size=9))]:
+                firsts.append(sep.join(data["context"][r]))
+                seconds.append(candidate)
+        started = time.perf_counter()
+        batch = tokenizer(firsts, seconds, padding=True, truncation="only_first", max_length=args.max_length,
+                          return_tensors="pt").to(device)
+        logits = model(**batch).logits.view(12, 10)
+        loss = torch.nn.functional.cross_entropy(logits, torch.zeros(12, dtype=torch.long, device=device))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss.item()
+        if step:
+            elapsed += time.perf_counter() - started
+    return steps / elapsed
+
+
+def plain_scoring(ranker, pairs, batch_size: int) -> float:
+    """Pairs/s of a plain batched loop: the tokenizer on every batch, pairs in input order."""
+    import torch
+
+    tokenizer, model = ranker.tokenizer, ranker.model
+    device = next(model.parameters()).device
+    sep = f" {tokenizer.sep_token} "
+    started = time.perf_counter()
+    with torch.inference_mode():
+        for start in range(0, len(pairs), batch_size):
+            chunk = pairs[start : start + batch_size]
+            batch = tokenizer([sep.join(c) for c, _ in chunk], [r for _, r in chunk], padding=True,
+                              truncation="only_first", max_length=ranker.meta["max_length"], return_tensors="pt")
+            model(**batch.to(device)).logits.float().cpu()
+    return len(pairs) / (time.perf_counter() - started)
+
+
+def library_scoring(model_dir, pairs, batch_size: int, device: str, precision: str) -> tuple[float, float]:
+    """``(model-side pairs/s, encoding pairs/s)`` of :func:`dialshift.ranking.scoring.score_pairs` on pairs encoded
+    once (the cost every later pass, seed and method skips)."""
+    from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
+    from dialshift.ranking.scoring import encode, score_pairs
+
+    precision = resolve_precision(precision, device, "scoring")
+    ranker = load_ranker(model_dir, device=device, attn_implementation=resolve_attention("auto", precision),
+                         precision=precision)
+    started = time.perf_counter()
+    encoded = encode(ranker, pairs)
+    encoding = len(pairs) / (time.perf_counter() - started)
+    with precision_context("tf32" if precision == "tf32" else "fp32", device):
+        score_pairs(ranker, encoded, batch_size, progress=False)  # warm-up
+        started = time.perf_counter()
+        score_pairs(ranker, encoded, batch_size, progress=False)
+    return len(pairs) / (time.perf_counter() - started), encoding
+
+
 def cross_encoder_scores(model_dir, ranker, data, batch_size: int) -> float:
     """Pairs/s of sentence-transformers' ``CrossEncoder.predict`` on every pair, around the same model folder."""
     from sentence_transformers import CrossEncoder
@@ -65,6 +143,13 @@ def main(argv=None) -> int:
     parser.add_argument("--instances", type=int, default=30, help="instances per config (default: 30)")
     parser.add_argument("--train-steps", type=int, default=3)
     parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--model", default="minilm", help="backbone of the trained rankers (default: minilm)")
+    parser.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),
+                        help="library paths (default auto: the fast path on CUDA, fp32 on CPU)")
+    parser.add_argument("--score-batch-size", type=int, default=None,
+                        help="pairs per batch of the library/plain scoring comparison (default: 512 on CUDA, else "
+                             "--batch-size)")
+    parser.add_argument("--no-reference", action="store_true", help="skip the naive loop and CrossEncoder.predict")
     args = parser.parse_args(argv)
 
     import torch
@@ -81,7 +166,8 @@ def main(argv=None) -> int:
         train_dir = Path(tmp) / "train-bench"
         code = trainer.main(["--dataset", args.dataset, "--output-dir", str(train_dir), "--seed", "0",
                              "--max-steps", str(args.train_steps), "--max-train-instances", str(12 * args.train_steps),
-                             "--max-eval-instances", "5", "--max-length", str(args.max_length), "--no-progress"])
+                             "--max-eval-instances", "5", "--max-length", str(args.max_length), "--no-progress",
+                             "--model", args.model, "--precision", args.precision])
         if code:
             return code
         steps_per_second = read_ranker_meta(train_dir)["train_steps_per_second"]
@@ -95,6 +181,30 @@ def main(argv=None) -> int:
                                       plots=False)
         data = load_configs(settings)
         total = sum(len(split["id"]) * len(split["candidates"][0]) for split in data.values())
+
+        from dialshift.ranking.data import load_split
+        from dialshift.ranking.evaluation import unique_pairs
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        train_data = load_split(args.dataset, "dailydialog", "train", 12 * args.train_steps * 4, 0)
+        plain_steps = plain_training(args, train_data, args.train_steps, device)
+        pairs = unique_pairs(data)[0]
+        batch = args.score_batch_size or (512 if device == "cuda" else args.batch_size)
+        library_pairs, encoding = library_scoring(model_dir, pairs, batch, device, args.precision)
+        plain_ranker = load_ranker(model_dir, device=device)
+        plain_pairs = plain_scoring(plain_ranker, pairs, batch)
+        print(f"training steps/s (batch 12 x 10, max length {args.max_length}, {device}): library "
+              f"{steps_per_second:.2f}, plain loop {plain_steps:.2f} ({steps_per_second / plain_steps:.2f}x)")
+        print(f"scoring pairs/s ({len(pairs)} pairs, batch {batch}, {device}): library {library_pairs:.0f} "
+              f"(model side; encoding once {encoding:.0f} pairs/s), plain loop {plain_pairs:.0f} "
+              f"({library_pairs / plain_pairs:.2f}x)")
+        library = {"device": device, "precision": args.precision, "train_steps_per_second": steps_per_second,
+                   "plain_train_steps_per_second": plain_steps, "train_ratio": steps_per_second / plain_steps,
+                   "score_pairs_per_second": library_pairs, "encode_pairs_per_second": encoding,
+                   "plain_score_pairs_per_second": plain_pairs, "score_ratio": library_pairs / plain_pairs}
+        if args.no_reference:
+            print(json.dumps(library))
+            return 0
         torch.manual_seed(0)
         started = time.perf_counter()
         evaluate(settings)
@@ -106,7 +216,7 @@ def main(argv=None) -> int:
     print(f"evaluation over {len(data)} configs, {total} pairs: dialshift evaluate {fast:.1f} pairs/s, "
           f"naive per-pair loop {naive:.1f} pairs/s ({fast / naive:.2f}x), CrossEncoder.predict {reference:.1f} "
           f"pairs/s ({fast / reference:.2f}x), batch size {args.batch_size}")
-    print(json.dumps({"train_steps_per_second": steps_per_second, "evaluate_pairs_per_second": fast,
+    print(json.dumps({**library, "evaluate_pairs_per_second": fast,
                       "naive_pairs_per_second": naive, "speedup": fast / naive,
                       "cross_encoder_pairs_per_second": reference, "speedup_vs_cross_encoder": fast / reference}))
     return 0

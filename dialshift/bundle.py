@@ -301,11 +301,12 @@ def plan(manifest: dict, figures: dict = H100) -> list[dict]:
         steps.append(step(f"lee-train-{seed}", base + train_s, [f"lee-train-{seed}.npz", f"lee-train-{seed}.json"],
                           f"train seed {seed} ({train_steps:,} steps, resumable), validation logits, one vanilla pass "
                           f"over {test_pairs:,} test pairs", slow=base + old_s))
-        steps.append(step(f"lee-dropout-{seed}", start + encode + passes * score["bf16"] + 10,
+        # the dropout and fp32 steps follow lee-train-S on the same machine: its ranker and encoded pairs are there
+        steps.append(step(f"lee-dropout-{seed}", start + passes * score["bf16"] + 10,
                           [*(f"lee-dropout-{seed}-p{i}.npz" for i in range(passes)), f"lee-dropout-{seed}.json"],
                           f"{passes} MC-dropout passes of the seed-{seed} ranker", needs=f"lee-train-{seed}"))
         if seed == 0:
-            steps.append(step("lee-fp32-0", start + encode + score["fp32"] + 10, ["lee-fp32-0.npz", "lee-fp32-0.json"],
+            steps.append(step("lee-fp32-0", start + score["fp32"] + 10, ["lee-fp32-0.npz", "lee-fp32-0.json"],
                               "the vanilla pass of seed 0 again in fp32 (precision check)", needs="lee-train-0"))
     return steps
 
@@ -335,19 +336,42 @@ def _test_data(bundle: Path, protocol: dict, configs=None, max_instances=None):
     return data, pairs, rows
 
 
-def _score(model_dir, pairs, rows, protocol, precision, dropout_seeds=(None,), progress=False, encoded=None):
-    """``{dropout seed: {config: N x K logits}}`` and the scoring seconds, the pairs encoded once."""
+def encoded_on_disk(ranker, pairs, cache: Path | None):
+    """The pairs encoded once per machine: loaded from ``cache`` (a ``.npz`` in the work folder, keyed by the
+    tokenizer, the max length and the pairs) when an earlier step of the same warm machine wrote it."""
+    from dialshift.models.ranker import EncodedPairs, tokenizer_key
+    from dialshift.ranking.scoring import encode
+
+    if cache is None:
+        return encode(ranker, pairs)
+    digest = hashlib.sha1(repr((tokenizer_key(ranker.tokenizer), ranker.meta["max_length"], len(pairs), pairs[:50],
+                                pairs[-50:])).encode("utf-8")).hexdigest()[:16]
+    path = cache / f"encoded-{digest}.npz"
+    if path.is_file():
+        with np.load(path) as z:
+            return EncodedPairs(z["tokens"], z["offsets"], z["lengths"], z["first"], int(z["pad_id"]))
+    encoded = encode(ranker, pairs)
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez(path.with_suffix(".tmp.npz"), tokens=encoded.tokens, offsets=encoded.offsets, lengths=encoded.lengths,
+             first=encoded.first, pad_id=encoded.pad_id)
+    path.with_suffix(".tmp.npz").replace(path)
+    return encoded
+
+
+def _score(model_dir, pairs, rows, protocol, precision, dropout_seeds=(None,), progress=False, cache=None):
+    """``{dropout seed: {config: N x K logits}}`` and the scoring seconds, the pairs encoded once (per machine with
+    a ``cache`` folder)."""
     import torch
 
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import encode, score_pairs
+    from dialshift.ranking.scoring import score_pairs
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = resolve_precision(precision, device, "scoring")
     ranker = load_ranker(model_dir, device=device, attn_implementation=resolve_attention("auto", precision),
                          precision=precision)
     started = time.perf_counter()
-    encoded = encoded if encoded is not None else encode(ranker, pairs)
+    encoded = encoded_on_disk(ranker, pairs, cache)
     encode_seconds = time.perf_counter() - started
     out = {}
     started = time.perf_counter()
@@ -440,7 +464,7 @@ def run_step(bundle, step: str, out, work=DEFAULT_WORK, progress: bool = False) 
         train_seconds = _train(bundle, work, protocol, seed, model_dir, progress=progress)
         meta = read_ranker_meta(model_dir)
         data, pairs, rows = _test_data(bundle, protocol)
-        logits, timing = _score(model_dir, pairs, rows, protocol, "auto", progress=progress)
+        logits, timing = _score(model_dir, pairs, rows, protocol, "auto", progress=progress, cache=work)
         from dialshift.ranking.data import load_split
 
         validation = load_split(bundle / "data", protocol["train_config"], "validation",
@@ -459,12 +483,13 @@ def run_step(bundle, step: str, out, work=DEFAULT_WORK, progress: bool = False) 
         meta = read_ranker_meta(model_dir)
         data, pairs, rows = _test_data(bundle, protocol)
         if kind == "lee-fp32":
-            logits, timing = _score(model_dir, pairs, rows, protocol, "fp32", progress=progress)
+            logits, timing = _score(model_dir, pairs, rows, protocol, "fp32", progress=progress, cache=work)
             arrays = {f"test/{name}": value for name, value in logits[None].items()}
             description.update(method="vanilla", seed=seed, scoring=timing)
         else:
             seeds = list(range(protocol["dropout_passes"]))
-            logits, timing = _score(model_dir, pairs, rows, protocol, "auto", dropout_seeds=seeds, progress=progress)
+            logits, timing = _score(model_dir, pairs, rows, protocol, "auto", dropout_seeds=seeds, progress=progress,
+                                    cache=work)
             for i in seeds:
                 np.savez_compressed(out / f"lee-dropout-{seed}-p{i}.npz",
                                     **{f"test/{name}": value for name, value in logits[i].items()})

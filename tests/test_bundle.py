@@ -79,6 +79,7 @@ def test_steps_run_from_the_bundle_alone(returned, bundle):
     with np.load(back / "lee-train-0.npz") as z:
         assert z["test/uw_0.10"].shape == (18, 10) and z["validation"].shape == (18, 10)
         assert np.isfinite(z["test/dailydialog"]).all()
+    assert len(list(work.glob("encoded-*.npz"))) == 1  # one encoding per machine, reused by the later steps
     assert sorted(p.name for p in back.glob("lee-dropout-0*")) == ["lee-dropout-0-p0.npz", "lee-dropout-0-p1.npz",
                                                                     "lee-dropout-0.json"]
 
