@@ -305,3 +305,37 @@ def test_warnings_do_not_leak_from_replicates(toy):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score_directory(pred_dir, ScoringSettings(folder, replicates=20))
+
+
+def test_batched_bootstrap_equals_replicate_by_replicate():
+    """The ranking task scores a block of replicates at once; it must give what one-by-one scoring gives."""
+    from dialshift.scoring import bootstrap
+    from dialshift.scoring.tasks import get_task
+
+    rng = np.random.default_rng(3)
+    n = 300
+    task = get_task("response_ranking")
+    options = {"ece_bins": 15, "ks": (1, 2, 5), "candidates": 10}
+    confidence = rng.uniform(0.1, 1.0, n)
+    stats = {"rank": rng.integers(1, 11, n).astype(np.int32), "brier": rng.uniform(0, 2, n),
+             "confidence": confidence, "hit": rng.random(n) < confidence,
+             "bin": np.minimum((confidence * 15).astype(np.int16), 14)}
+    keys = np.arange(n, dtype=np.uint64)
+    batched = bootstrap.paired_replicates(
+        {"a": bootstrap.Sample(keys, lambda w: task.metrics(stats, options, w), batched=True)}, 250, seed=7)
+    single = bootstrap.paired_replicates(
+        {"a": bootstrap.Sample(keys, lambda w: task.metrics(stats, options, w), batched=False)}, 250, seed=7)
+    for metric in single["a"]:
+        np.testing.assert_allclose(batched["a"][metric], single["a"][metric], rtol=1e-12, err_msg=metric)
+
+
+def test_open_world_predictions_outside_the_label_range_are_refused():
+    import pyarrow as pa
+
+    from dialshift.scoring.tasks import get_task
+
+    task = get_task("open_world_intent")
+    table = pa.table({"prediction": [0, 99], "score": [0.5, 0.2]})
+    gold = {"label": pa.array([0, 2])}
+    with pytest.raises(ValueError, match=r"prediction\[1\] = 99 is not a label id of this config \(0 .. 2\)"):
+        task.instance_stats(table, gold, {"oos_label": 2, "num_labels": 3, "tpr_level": 0.95})

@@ -97,8 +97,8 @@ def declared_configs(family: str = "covariate") -> list[BenchmarkConfig]:
     configs = []
     for name, bench in BENCHMARKS.items():
         names = label_names(bench)
-        parameters = {"oos_label": len(names) - 1, "intents": len(names) - 1, "cov_per_intent": bench.cov_per_intent,
-                      "benchmark": bench.title}
+        parameters = {"oos_label": len(names) - 1, "num_labels": len(names), "intents": len(names) - 1,
+                      "cov_per_intent": bench.cov_per_intent, "benchmark": bench.title}
         configs.append(BenchmarkConfig(name, family, TASK, f"{bench.title}: {len(names) - 1} intents + oos, i.i.d. "
                                        f"test and covariate-shifted cov_test", parameters=parameters, splits=SPLITS))
         configs += [BenchmarkConfig(f"{name}_{shots}shot", family, TASK, f"{bench.title} with {shots} training "

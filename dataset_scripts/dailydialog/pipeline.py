@@ -70,7 +70,7 @@ class DailyDialogShifts:
         self.options = options
         self.vocabulary = Vocabulary.from_texts((turn for dialogue in dialogues["train"] for turn in dialogue.turns),
                                                 case_sensitive=options.vocab_case_sensitive)
-        self.synonyms = SynonymTable(wordnet, self.vocabulary)
+        self.synonyms = SynonymTable(wordnet, self.vocabulary, rules=options.word_rules)
         self._known: KnownWords | None = None
         self._source: dict[str, list[dict]] = {}
         self._scores: dict[tuple, list] = {}

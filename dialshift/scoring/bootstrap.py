@@ -13,13 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Replicates scored per call of a batched statistic (bounds the ``block x ids`` weight matrix).
+BLOCK = 100
+
 
 @dataclass
 class Sample:
-    """One config's bootstrap input: its instance keys (uint64) and a ``weights -> {metric: value}`` function."""
+    """One config's bootstrap input: its instance keys (uint64) and a ``weights -> {metric: value}`` function;
+    ``batched``: the function also takes an ``R x N`` weight matrix and returns arrays of ``R`` values."""
 
     keys: np.ndarray
     statistic: object
+    batched: bool = False
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95):
@@ -40,11 +45,19 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
     draws: dict[str, dict[str, list]] = {name: {} for name in samples}
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
-        for _ in range(replicates):
-            counts = np.bincount(rng.integers(0, len(union), len(union)), minlength=len(union))
+        for start in range(0, replicates, BLOCK):
+            block = [np.bincount(rng.integers(0, len(union), len(union)), minlength=len(union))
+                     for _ in range(min(BLOCK, replicates - start))]
+            counts = np.stack(block)
             for name, sample in samples.items():
-                for metric, value in sample.statistic(counts[positions[name]]).items():
-                    draws[name].setdefault(metric, []).append(value)
+                weights = counts[:, positions[name]]
+                if sample.batched:
+                    for metric, values in sample.statistic(weights).items():
+                        draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
+                    continue
+                for row in weights:
+                    for metric, value in sample.statistic(row).items():
+                        draws[name].setdefault(metric, []).append(value)
     return {name: {metric: np.asarray(values, dtype=np.float64) for metric, values in metrics.items()}
             for name, metrics in draws.items()}
 

@@ -188,7 +188,8 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         if diagram is not None:
             reliability[name] = diagram
         samples[name] = bootstrap.Sample(gold.keys, lambda weights, t=task, s=stats, o=options: t.metrics(s, o,
-                                                                                                          weights))
+                                                                                                          weights),
+                                         batched=task.batched)
         options_by_config[name] = options
     draws = bootstrap.paired_replicates(samples, settings.replicates, settings.seed)
     baselines = {}

@@ -67,8 +67,13 @@ class Task:
 
     # --- metrics -------------------------------------------------------------------------------------------------
 
+    #: Whether :meth:`metrics` accepts a 2-D ``weights`` matrix (one bootstrap replicate per row) and returns one
+    #: array of replicate values per metric: the bootstrap then scores a block of replicates in one call.
+    batched: bool = False
+
     def metrics(self, stats: dict, options: dict, weights=None) -> dict:
-        """``{metric: value}`` from the statistics, each instance counted ``weights[i]`` times (once if None)."""
+        """``{metric: value}`` from the statistics, each instance counted ``weights[i]`` times (once if None); for a
+        :attr:`batched` task, ``weights`` may be ``R x N`` and each value an array of ``R``."""
         raise NotImplementedError
 
     def headline(self, options: dict) -> tuple:
@@ -105,11 +110,15 @@ def get_task(name: str) -> Task:
 # ----------------------------------------------------------------------------------------------- helpers
 
 
-def _weighted_mean(values, weights) -> float:
+def _weighted_mean(values, weights):
+    """Mean of ``values`` with each counted ``weights[i]`` times: a float, or an array of ``R`` for ``R x N`` weights
+    (one bootstrap replicate per row); NaN where the weights sum to 0."""
     if weights is None:
         return float(np.mean(values)) if len(values) else float("nan")
-    total = weights.sum()
-    return float(np.dot(weights, values) / total) if total else float("nan")
+    totals = weights.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = (weights @ np.asarray(values, dtype=np.float64)) / totals
+    return float(means) if np.ndim(means) == 0 else means
 
 
 def _matrix(table, field: str, required: bool = True):
@@ -210,17 +219,25 @@ class ResponseRanking(Task):
         candidates = int(options.get("candidates", max(options["ks"])))
         return [int(k) for k in options["ks"] if int(k) <= candidates]
 
+    batched = True
+
     def metrics(self, stats, options, weights=None):
         rank = stats["rank"]
-        n = len(rank) if weights is None else weights.sum()
         result = {f"recall@{k}": _weighted_mean(rank <= k, weights) for k in self.ks(options)}
         result["mrr"] = _weighted_mean(1.0 / rank, weights)
         result["brier"] = _weighted_mean(stats["brier"], weights)
         gap = stats["confidence"] - stats["hit"]
-        if weights is not None:
-            gap = gap * weights
-        per_bin = np.bincount(stats["bin"], weights=gap, minlength=int(options["ece_bins"]))
-        result["ece"] = float(np.abs(per_bin).sum() / n) if n else float("nan")
+        n_bins = int(options["ece_bins"])
+        if weights is None:
+            n = len(rank)
+            per_bin = np.bincount(stats["bin"], weights=gap, minlength=n_bins)
+            result["ece"] = float(np.abs(per_bin).sum() / n) if n else float("nan")
+            return result
+        gaps = np.zeros((len(rank), n_bins))  # each instance's gap in its bin's column: weights @ gaps = bin sums
+        gaps[np.arange(len(rank)), stats["bin"]] = gap
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ece = np.abs(weights @ gaps).sum(axis=-1) / weights.sum(axis=-1)
+        result["ece"] = float(ece) if np.ndim(ece) == 0 else ece
         return result
 
     def headline(self, options):
@@ -282,12 +299,14 @@ class PairwiseSelection(Task):
             hit = _vector(table, "prediction", np.int64) == labels
         return {"hit": hit, "type": codes}
 
+    batched = True
+
     def metrics(self, stats, options, weights=None):
         result = {"accuracy": _weighted_mean(stats["hit"], weights)}
         for code, name in enumerate(options["types"]):
             inside = stats["type"] == code
             result[f"accuracy/{name}"] = _weighted_mean(stats["hit"][inside],
-                                                        None if weights is None else weights[inside])
+                                                        None if weights is None else weights[..., inside])
         return result
 
     def headline(self, options):
@@ -303,8 +322,10 @@ class OpenWorldIntent(Task):
 
     name = "open_world_intent"
     gold_columns = ("label",)
-    #: ``oos_label``: the id of the out-of-scope class (a config's ``parameters`` give it); ``tpr_level`` of FPR@TPR.
-    defaults = {"oos_label": None, "tpr_level": 0.95}
+    #: ``oos_label``: the id of the out-of-scope class (a config's ``parameters`` give it); ``num_labels``: the number
+    #: of label ids (known intents plus out-of-scope; predictions outside 0 .. num_labels - 1 are refused);
+    #: ``tpr_level`` of FPR@TPR.
+    defaults = {"oos_label": None, "num_labels": None, "tpr_level": 0.95}
     description = (
         "Predictions: one line per instance with `id`, `prediction` (the predicted label id; the out-of-scope id "
         "for a rejection) and `score` (an in-domain score, higher = more in-domain). F1_All/F1_In/F1_Out = macro F1 "
@@ -320,8 +341,13 @@ class OpenWorldIntent(Task):
     def instance_stats(self, table, gold, options):
         if options.get("oos_label") is None:
             raise ValueError("the config declares no oos_label parameter (pass --option oos_label=ID)")
-        return {"gold": _gold_ints(gold, "label"), "prediction": _vector(table, "prediction", np.int64),
-                "score": _vector(table, "score")}
+        prediction = _vector(table, "prediction", np.int64)
+        if options.get("num_labels") is not None:
+            bad = np.flatnonzero((prediction < 0) | (prediction >= int(options["num_labels"])))
+            if len(bad):
+                raise ValueError(f"prediction[{bad[0]}] = {prediction[bad[0]]} is not a label id of this config "
+                                 f"(0 .. {int(options['num_labels']) - 1})")
+        return {"gold": _gold_ints(gold, "label"), "prediction": prediction, "score": _vector(table, "score")}
 
     def _known(self, stats, options):
         oos = int(options["oos_label"])
