@@ -456,11 +456,9 @@ def _arrow_nbytes(path: Path) -> int:
 
 def folder_fingerprint(folder) -> str:
     """A sha256 over every parquet file of the folder (path and bytes): the dataset revision of a local build."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(folder).rglob("*.parquet")):
-        digest.update(path.relative_to(folder).as_posix().encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    from dialshift.io import files_digest
+
+    return files_digest(sorted(Path(folder).rglob("*.parquet")), root=folder)
 
 
 # ----------------------------------------------------------------------------------------------- reading

@@ -13,6 +13,7 @@ interrupted write never costs the previous version or leaves litter that the nex
   whose writer is gone (SIGKILL, power loss), and only those: it never touches a name it did not make.
 """
 
+import hashlib
 import json
 import os
 import secrets
@@ -90,6 +91,20 @@ def glob_escape(name: str) -> str:
     import glob
 
     return glob.escape(name)
+
+
+def files_digest(paths, root=None) -> str:
+    """The sha256 (hex) over each file's name (relative to ``root``, else its base name) and content, in the order
+    given: the one fingerprint of a set of files (a dataset folder's revision, a model folder, a bundle)."""
+    digest = hashlib.sha256()
+    for path in map(Path, paths):
+        name = path.relative_to(root).as_posix() if root is not None else path.name
+        digest.update(name.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 @contextmanager

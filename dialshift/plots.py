@@ -9,8 +9,6 @@
 """
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -193,15 +191,10 @@ def save_figure(figure: Figure, path, dpi: int = 150) -> Path:
     The file is written to a temporary name in the same folder and renamed, so a failed write never leaves a
     half-written figure behind. Returns the path.
     """
+    from dialshift.io import atomic_output
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     file_format = path.suffix.lstrip(".").lower() or "png"
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(descriptor)
-    try:
+    with atomic_output(path) as temporary:
         figure.savefig(temporary, format=file_format, dpi=dpi, bbox_inches="tight")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return path

@@ -8,7 +8,6 @@ idempotent and atomic (a temporary directory renamed into place). :func:`load_wo
 See ``../shared/data/wordnet/SOURCE.md``.
 """
 
-import hashlib
 import os
 import shutil
 import warnings
@@ -67,11 +66,9 @@ def source_dir(wordnet_dir=None) -> Path:
 
 
 def _fingerprint(files: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(f"{file.name}:{file.stat().st_size}\n".encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
+    from dialshift.io import files_digest
+
+    return files_digest(files)[:16]
 
 
 def prepare_wordnet(wordnet_dir=None, cache=None) -> Path:

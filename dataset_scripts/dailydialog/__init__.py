@@ -5,7 +5,6 @@ public Shift API of :mod:`dialshift.shifts`) to the source instances; :mod:`.car
 facts the build records. The fields are described in ``hub_cards/dailydialog.md``.
 """
 
-import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -196,11 +195,10 @@ def to_dataset(rows: list[dict]):
 
 
 def _fingerprint_model(model_dir: Path) -> str:
-    digest = hashlib.sha256()
-    for file in sorted(model_dir.glob("*")):
-        if file.is_file() and file.suffix in (".json", ".safetensors", ".bin", ".txt"):
-            digest.update(file.name.encode() + b"\0" + file.read_bytes())
-    return digest.hexdigest()[:16]
+    from dialshift.io import files_digest
+
+    return files_digest(sorted(file for file in model_dir.glob("*")
+                               if file.is_file() and file.suffix in (".json", ".safetensors", ".bin", ".txt")))[:16]
 
 
 def _dataset_job(job):
