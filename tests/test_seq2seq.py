@@ -184,7 +184,8 @@ def lowe_dataset(tmp_path_factory):
     train_csv = write_lowe(root / "lowe")
     out = root / "dataset"
     assert main(["build", "--family", "distracting", "--config", "ubuntu", "--config", "ubuntu_distract_random_1.0",
-                 "--config", "ubuntu_distract_rare_end", "--ubuntu-csv", str(train_csv), "--out", str(out), "--no-progress"]) == 0
+                 "--config", "ubuntu_distract_rare_end", "--ubuntu-csv", str(train_csv), "--out", str(out),
+                 "--no-progress"]) == 0
     return out
 
 
@@ -236,3 +237,13 @@ def test_self_contained_distractions_change_per_epoch_and_skip_own_dialogue(lowe
         assert sum(mask) == 2 and mask[-1] == 0
         own = set(row["context"]) | {row["response"]}
         assert not any(text in own for text, flag in zip(context, mask, strict=True) if flag)
+
+
+def test_attention_scores_use_float64_softmax_of_the_dot_products():
+    """float32 weights of far-apart dot products are exactly 0; the AS comes from the logits in float64."""
+    batch = handmade_batch()
+    logits = torch.tensor([[-60.0, -40.0, 60.0]])
+    output = Output(torch.zeros(1, 2, 5), torch.softmax(logits, dim=-1), logits)
+    assert output.attention[0, 0] == 0
+    scores = attention_scores(output, batch, 0, "static")
+    assert scores[0] > 0 and np.isclose(scores[1] / scores[0], np.exp(20.0))

@@ -286,7 +286,7 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
         with open(path, "w", encoding="utf-8") as handle:
             for row, values, ll, count in zip(rows, result["attention_scores"], result["log_likelihood"],
                                               result["tokens"], strict=True):
-                handle.write(json.dumps({"id": row["id"], "attention_scores": [round(float(v), 6) for v in values],
+                handle.write(json.dumps({"id": row["id"], "attention_scores": [float(v) for v in values],
                                          "log_likelihood": float(ll), "tokens": int(count)}) + "\n")
         perplexity = float(np.exp(-result["log_likelihood"].sum() / result["tokens"].sum()))
         if configs[name].shifted:

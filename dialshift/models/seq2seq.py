@@ -158,14 +158,17 @@ def collate(vocab: Vocabulary, examples, max_utterance_tokens: int = 30, max_res
 @dataclass
 class Output:
     """``logits`` (B x n x V) and the attention weights: ``B x n x m`` (non_hier, over tokens), ``B x q`` (static,
-    over utterances, once) or ``B x n x q`` (dynamic)."""
+    over utterances, once) or ``B x n x q`` (dynamic); ``attention_logits`` are the dot products they are the softmax
+    of (``-inf`` on padding), from which :func:`attention_scores` recomputes the weights in float64 (float32 weights
+    of far-apart dot products underflow to exactly 0)."""
 
     logits: torch.Tensor
     attention: torch.Tensor
+    attention_logits: torch.Tensor | None = None
 
 
-def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+def _masked(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return scores.masked_fill(~mask, float("-inf"))
 
 
 class Seq2Seq(nn.Module):
@@ -210,21 +213,26 @@ class Seq2Seq(nn.Module):
             keys, key_mask = utterances, batch.utterance_mask
         if attention == "static":  # eq. 4: one attention from the Query's vector H_q
             query = utterances[torch.arange(size, device=hidden.device), batch.utterance_count - 1]
-            weights = _masked_softmax(torch.einsum("bqd,bd->bq", keys, query), key_mask)
+            fixed_logits = _masked(torch.einsum("bqd,bd->bq", keys, query), key_mask)
+            weights = torch.softmax(fixed_logits, dim=-1)
             fixed = torch.einsum("bq,bqd->bd", weights, keys)
         context = fixed if attention == "static" else hidden.new_zeros(size, hidden.shape[-1])
         embedded = self.drop(self.embedding(batch.decoder_input))
-        logits, steps = [], []
+        logits, steps, step_logits = [], [], []
         for t in range(embedded.shape[1]):
             out, state = self.decoder(torch.cat([embedded[:, t], context], dim=-1)[:, None], state)
             h_t = out[:, 0]
             if attention != "static":  # eqs. 3 and 5: attention from the decoder state h_t
-                step = _masked_softmax(torch.einsum("bkd,bd->bk", keys, h_t), key_mask)
+                scores = _masked(torch.einsum("bkd,bd->bk", keys, h_t), key_mask)
+                step = torch.softmax(scores, dim=-1)
                 context = torch.einsum("bk,bkd->bd", step, keys)
                 steps.append(step)
+                step_logits.append(scores)
             combined = torch.tanh(self.combine(torch.cat([h_t, context], dim=-1)))
             logits.append(self.output(self.drop(combined)))
-        return Output(torch.stack(logits, dim=1), weights if attention == "static" else torch.stack(steps, dim=1))
+        if attention == "static":
+            return Output(torch.stack(logits, dim=1), weights, fixed_logits)
+        return Output(torch.stack(logits, dim=1), torch.stack(steps, dim=1), torch.stack(step_logits, dim=1))
 
 
 def token_nll(output: Output, batch: Batch) -> torch.Tensor:
@@ -263,7 +271,10 @@ def attention_scores(output: Output, batch: Batch, row: int, structure: str) -> 
     attention = Seq2SeqConfig(1, structure).attention
     steps = int(batch.target_mask[row].sum())
     utterances = int(batch.utterance_count[row])
-    weights = output.attention[row].detach().double().cpu().numpy()
+    if output.attention_logits is not None:  # float64 softmax of the dot products (no float32 underflow)
+        weights = torch.softmax(output.attention_logits[row].detach().double(), dim=-1).cpu().numpy()
+    else:
+        weights = output.attention[row].detach().double().cpu().numpy()
     if attention == "static":
         weights = weights[:utterances]
         return attention_scores_static(weights / weights.sum())
