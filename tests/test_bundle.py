@@ -36,12 +36,14 @@ def run_sh(bundle_dir: Path, step: str, out: Path, work: Path):
 
 @pytest.fixture(scope="module")
 def returned(bundle):
+    """lee-train-0 through run.sh (the bundle alone), then the other steps in-process on the same work folder."""
     root, _, out = bundle
     work, back = root / "work", root / "returned"
     work.mkdir()
-    for step in ("lee-train-0", "lee-dropout-0", "lee-fp32-0", "lee-train-1"):
-        result = run_sh(out, step, back, work)
-        assert result.returncode == 0, result.stderr[-2000:]
+    result = run_sh(out, "lee-train-0", back, work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for step in ("lee-dropout-0", "lee-fp32-0", "lee-train-1"):
+        assert cli(["bundle", "run", str(out), step, "--out", str(back), "--work", str(work)]) == 0
     return back, work
 
 
@@ -84,11 +86,12 @@ def test_steps_run_from_the_bundle_alone(returned, bundle):
                                                                     "lee-dropout-0.json"]
 
 
-def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path):
+def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path, capsys):
     _, _, out = bundle
-    (tmp_path / "work").mkdir()
-    result = run_sh(out, "lee-dropout-1", tmp_path / "back", tmp_path / "work")
-    assert result.returncode == 2 and "run step lee-train-1 first" in result.stderr
+    code = cli(["bundle", "run", str(out), "lee-dropout-1", "--out", str(tmp_path / "back"), "--work",
+                str(tmp_path / "work")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "run step lee-train-1 first" in err and "\n" not in err
 
 
 def test_report_scores_returned_logits_like_evaluate(returned, bundle, tmp_path):
