@@ -48,6 +48,11 @@ def register(subparsers) -> None:
                         help="bootstrap replicates of the 95%% intervals (default: 1000)")
     parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    parser.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),
+                        help="scoring precision: auto = bf16 weights on CUDA (measured fastest), fp32 on CPU "
+                             "(default: auto; fp32 keeps full precision on a GPU)")
+    parser.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
+                        help="attention implementation (default: auto, the library's choice for the precision)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
@@ -64,6 +69,8 @@ def run(args) -> int:
         if value is not None and value < 1:
             raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     settings = EvaluationSettings(
+        precision=args.precision,
+        attn=args.attn,
         model_dirs=[Path(d) for d in args.model_dir],
         methods=list(dict.fromkeys(args.method)),
         dataset=Path(args.dataset),

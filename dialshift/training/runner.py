@@ -61,6 +61,8 @@ from dialshift.training.metadata import (
 )
 
 TRAINER_STATE = "trainer_state.json"
+#: The progress bar shows the loss every this many steps (``loss.item()`` waits for the GPU).
+LOSS_DISPLAY_STEPS = 50
 CHECKPOINTS = "checkpoints"
 STATE_VERSION = 1
 
@@ -306,7 +308,8 @@ def train(task: Task, args: TrainingArguments, hyperparameters: dict | None = No
             state["global_step"] += 1
             state["step_in_epoch"] = step + 1
             bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.4f}", epoch=state["epoch"])
+            if not bar.disable and state["global_step"] % LOSS_DISPLAY_STEPS == 0:  # .item() waits for a GPU
+                bar.set_postfix(loss=f"{loss.item():.4f}", epoch=state["epoch"])
             done = state["global_step"] >= total_steps
             end_of_epoch = state["step_in_epoch"] == len(batches)
             if end_of_epoch:
