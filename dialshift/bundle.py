@@ -209,7 +209,8 @@ def create_bundle(dataset, out, protocol: Protocol, backbone: str = "minilm", wh
     typed = folder_configs(dataset)
     if protocol.train_config not in typed:
         raise DialshiftError(f"{dataset}: no {protocol.train_config!r} config to train on; build it first")
-    ranking = [name for name, config in typed.items() if config.task == "response_ranking"]
+    family = typed[protocol.train_config].family  # the trained ranker is scored on its own family's configs
+    ranking = [name for name, config in typed.items() if config.task == "response_ranking" and config.family == family]
     names = expand_patterns(protocol.test_configs, ranking, hint="the dataset's response_ranking configs") \
         if protocol.test_configs else ranking
     protocol.test_configs = list(names)

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     create.add_argument("--out", required=True, metavar="BUNDLE", help="new folder for the bundle")
     create.add_argument("--model", default="minilm", help="backbone: minilm (default), tiny (tests) or a folder")
     create.add_argument("--configs", nargs="+", default=None, metavar="PATTERN",
-                        help="test configs to carry (default: every response_ranking config of the folder)")
+                        help="test configs to carry (default: the ranking configs of the --train-config family)")
     create.add_argument("--train-config", default="dailydialog", help="config trained on (default: dailydialog)")
     create.add_argument("--seeds", type=int, default=5, help="rankers (ensemble members), default 5 as the paper")
     create.add_argument("--dropout-passes", type=int, default=5, help="MC-dropout passes (default 5 as the paper)")
