@@ -318,7 +318,7 @@ def test_batched_bootstrap_equals_replicate_by_replicate():
     options = {"ece_bins": 15, "ks": (1, 2, 5), "candidates": 10}
     confidence = rng.uniform(0.1, 1.0, n)
     stats = {"rank": rng.integers(1, 11, n).astype(np.int32), "brier": rng.uniform(0, 2, n),
-             "confidence": confidence, "hit": rng.random(n) < confidence,
+             "confidence": confidence, "hit_top": rng.random(n) < confidence,
              "bin": np.minimum((confidence * 15).astype(np.int16), 14)}
     keys = np.arange(n, dtype=np.uint64)
     batched = bootstrap.paired_replicates(
@@ -339,3 +339,22 @@ def test_open_world_predictions_outside_the_label_range_are_refused():
     gold = {"label": pa.array([0, 2])}
     with pytest.raises(ValueError, match=r"prediction\[1\] = 99 is not a label id of this config \(0 .. 2\)"):
         task.instance_stats(table, gold, {"oos_label": 2, "num_labels": 3, "tpr_level": 0.95})
+
+
+def test_pairwise_selection_reports_ece_when_probabilities_are_given():
+    import pyarrow as pa
+
+    from dialshift.metrics import ece
+    from dialshift.scoring.tasks import get_task
+
+    task = get_task("pairwise_selection")
+    probabilities = [[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]]
+    labels = [0, 0, 1, 1]
+    table = pa.table({"probabilities": probabilities, "scores": probabilities})
+    gold = {"label": pa.array(labels), "type": pa.array(["a", "b", "a", "b"]).dictionary_encode()}
+    options = {"ece_bins": 15}
+    stats = task.instance_stats(table, gold, options)
+    result = task.metrics(stats, options)
+    assert result["accuracy"] == 0.5 and "ece" in task.headline(options)
+    assert result["ece"] == pytest.approx(ece(np.array(probabilities), np.array(labels), n_bins=15)["ece"], abs=1e-12)
+    assert task.reliability(stats, options)["bin_counts"][13] == 1

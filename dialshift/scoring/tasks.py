@@ -164,6 +164,46 @@ def _dictionary_codes(gold: dict, column: str):
     return array.indices.to_numpy(zero_copy_only=False).astype(np.int32), array.dictionary.to_pylist()
 
 
+def _calibration_stats(probabilities, labels, n_bins: int) -> dict:
+    """Per-instance top-label confidence, hit and equal-width bin (the ECE statistics) of a probability matrix."""
+    from dialshift.metrics.calibration import bin_edges, bin_index, top_label_confidences
+
+    confidence, hit = top_label_confidences(probabilities, labels)  # validates the probabilities and labels
+    return {"confidence": confidence, "hit_top": hit,
+            "bin": bin_index(confidence, bin_edges(None, n_bins), equal_width=True).astype(np.int16)}
+
+
+def _ece(stats: dict, n_bins: int, weights=None):
+    """Top-label ECE from :func:`_calibration_stats` (a float, or an array of ``R`` for ``R x N`` weights)."""
+    gap = stats["confidence"] - stats["hit_top"]
+    n = len(gap)
+    if weights is None:
+        per_bin = np.bincount(stats["bin"], weights=gap, minlength=n_bins)
+        return float(np.abs(per_bin).sum() / n) if n else float("nan")
+    gaps = np.zeros((n, n_bins))  # each instance's gap in its bin's column: weights @ gaps = the bins' sums
+    gaps[np.arange(n), stats["bin"]] = gap
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ece = np.abs(weights @ gaps).sum(axis=-1) / weights.sum(axis=-1)
+    return float(ece) if np.ndim(ece) == 0 else ece
+
+
+def _reliability(stats: dict, n_bins: int) -> dict:
+    """Reliability-diagram bins from :func:`_calibration_stats`."""
+    from dialshift.metrics.calibration import bin_edges
+
+    counts = np.bincount(stats["bin"], minlength=n_bins).astype(np.float64)
+    confidence = np.bincount(stats["bin"], weights=stats["confidence"], minlength=n_bins)
+    hits = np.bincount(stats["bin"], weights=stats["hit_top"], minlength=n_bins)
+    filled = counts > 0
+
+    def mean(sums):
+        return [None if not full else float(total / count) for total, count, full in zip(sums, counts, filled,
+                                                                                          strict=True)]
+
+    return {"bin_edges": bin_edges(None, n_bins).tolist(), "bin_counts": counts.astype(np.int64).tolist(),
+            "bin_confidence": mean(confidence), "bin_accuracy": mean(hits), "ece": _ece(stats, n_bins)}
+
+
 # ----------------------------------------------------------------------------------------------- the tasks
 
 
@@ -191,7 +231,6 @@ class ResponseRanking(Task):
         return {"scores": pa.list_(pa.float64()), "probabilities": pa.list_(pa.float64())}
 
     def instance_stats(self, table, gold, options):
-        from dialshift.metrics.calibration import bin_edges, bin_index, top_label_confidences
         from dialshift.metrics.ranking import gold_rank_counts
 
         probabilities = _matrix(table, "probabilities")
@@ -202,17 +241,14 @@ class ResponseRanking(Task):
             raise ValueError(f"probabilities[0] has {width} values but earlier lines have {options['candidates']}")
         if scores is not None and scores.shape != probabilities.shape:
             raise ValueError(f"scores[0] has {scores.shape[1]} values but probabilities[0] has {width}")
-        confidence, hit = top_label_confidences(probabilities, labels)  # validates the probabilities and labels
+        calibration = _calibration_stats(probabilities, labels, int(options["ece_bins"]))
         above, tied = gold_rank_counts(probabilities if scores is None else scores, labels)
         rows = np.arange(len(labels))
         brier = np.einsum("ij,ij->i", probabilities, probabilities) - 2.0 * probabilities[rows, labels] + 1.0
-        edges = bin_edges(None, int(options["ece_bins"]))
         return {
             "rank": (above + tied).astype(np.int32),  # pessimistic: tied candidates rank above the gold one
             "brier": brier,
-            "confidence": confidence,
-            "hit": hit,
-            "bin": bin_index(confidence, edges, equal_width=True).astype(np.int16),
+            **calibration,
         }
 
     def ks(self, options) -> list[int]:
@@ -226,18 +262,7 @@ class ResponseRanking(Task):
         result = {f"recall@{k}": _weighted_mean(rank <= k, weights) for k in self.ks(options)}
         result["mrr"] = _weighted_mean(1.0 / rank, weights)
         result["brier"] = _weighted_mean(stats["brier"], weights)
-        gap = stats["confidence"] - stats["hit"]
-        n_bins = int(options["ece_bins"])
-        if weights is None:
-            n = len(rank)
-            per_bin = np.bincount(stats["bin"], weights=gap, minlength=n_bins)
-            result["ece"] = float(np.abs(per_bin).sum() / n) if n else float("nan")
-            return result
-        gaps = np.zeros((len(rank), n_bins))  # each instance's gap in its bin's column: weights @ gaps = bin sums
-        gaps[np.arange(len(rank)), stats["bin"]] = gap
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ece = np.abs(weights @ gaps).sum(axis=-1) / weights.sum(axis=-1)
-        result["ece"] = float(ece) if np.ndim(ece) == 0 else ece
+        result["ece"] = _ece(stats, int(options["ece_bins"]), weights)
         return result
 
     def headline(self, options):
@@ -250,21 +275,7 @@ class ResponseRanking(Task):
         return {"mrr": "MRR", "brier": "Brier", "ece": "ECE"}.get(metric, metric)
 
     def reliability(self, stats, options):
-        from dialshift.metrics.calibration import bin_edges
-
-        n_bins = int(options["ece_bins"])
-        counts = np.bincount(stats["bin"], minlength=n_bins).astype(np.float64)
-        confidence = np.bincount(stats["bin"], weights=stats["confidence"], minlength=n_bins)
-        hits = np.bincount(stats["bin"], weights=stats["hit"], minlength=n_bins)
-        filled = counts > 0
-        mean = lambda sums: np.where(filled, sums / np.where(filled, counts, 1), np.nan)  # noqa: E731
-        return {
-            "bin_edges": bin_edges(None, n_bins).tolist(),
-            "bin_counts": counts.astype(np.int64).tolist(),
-            "bin_confidence": [None if np.isnan(v) else float(v) for v in mean(confidence)],
-            "bin_accuracy": [None if np.isnan(v) else float(v) for v in mean(hits)],
-            "ece": self.metrics(stats, options)["ece"],
-        }
+        return _reliability(stats, int(options["ece_bins"]))
 
 
 @register_task
@@ -273,17 +284,20 @@ class PairwiseSelection(Task):
 
     name = "pairwise_selection"
     gold_columns = ("label", "type")
-    defaults = {}
+    #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
+    defaults = {"ece_bins": 15}
     description = (
         "Predictions: one line per instance with `id` and either `scores` (one score per response; the highest is "
-        "the choice, a tie counts as wrong) or `prediction` (the index of the chosen response). Accuracy = share of "
-        "instances whose choice is the gold response; `accuracy/<type>` the same within each gold `type`."
+        "the choice, a tie counts as wrong) or `prediction` (the index of the chosen response), and optionally "
+        "`probabilities` (one per response, summing to 1). Accuracy = share of instances whose choice is the gold "
+        "response; `accuracy/<type>` the same within each gold `type`; with probabilities, ECE = top-label "
+        "expected calibration error over {ece_bins} equal-width right-closed bins."
     )
 
     @property
     def fields(self):
         pa = _pa()
-        return {"scores": pa.list_(pa.float64()), "prediction": pa.int64()}
+        return {"scores": pa.list_(pa.float64()), "prediction": pa.int64(), "probabilities": pa.list_(pa.float64())}
 
     def instance_stats(self, table, gold, options):
         from dialshift.metrics.ranking import gold_rank_counts
@@ -297,7 +311,12 @@ class PairwiseSelection(Task):
             hit = (above == 0) & (tied == 1)
         else:
             hit = _vector(table, "prediction", np.int64) == labels
-        return {"hit": hit, "type": codes}
+        stats = {"hit": hit, "type": codes}
+        probabilities = _matrix(table, "probabilities", required=False)
+        if probabilities is not None:
+            options["calibrated"] = True
+            stats.update(_calibration_stats(probabilities, labels, int(options["ece_bins"])))
+        return stats
 
     batched = True
 
@@ -307,13 +326,19 @@ class PairwiseSelection(Task):
             inside = stats["type"] == code
             result[f"accuracy/{name}"] = _weighted_mean(stats["hit"][inside],
                                                         None if weights is None else weights[..., inside])
+        if "confidence" in stats:
+            result["ece"] = _ece(stats, int(options["ece_bins"]), weights)
         return result
 
+    def reliability(self, stats, options):
+        return _reliability(stats, int(options["ece_bins"])) if "confidence" in stats else None
+
     def headline(self, options):
-        return ("accuracy", *(f"accuracy/{name}" for name in options.get("types", ())))
+        calibration = ("ece",) if options.get("calibrated") else ()
+        return ("accuracy", *calibration, *(f"accuracy/{name}" for name in options.get("types", ())))
 
     def label(self, metric, options):
-        return "Acc" if metric == "accuracy" else metric.replace("accuracy/", "Acc ")
+        return {"accuracy": "Acc", "ece": "ECE"}.get(metric, metric.replace("accuracy/", "Acc "))
 
 
 @register_task
