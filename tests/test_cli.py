@@ -129,3 +129,28 @@ def test_push_dry_run_lists_the_upload(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "would upload 4 files to datasets/org/dialshift" in printed
     assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed
+
+
+def test_score_and_plots_work_for_the_plug_in_family(tmp_path, capsys):
+    """Issue 8: a family that is only an entry point gets build, validate, score and plots with no other edit."""
+    import json
+
+    out = tmp_path / "hub"
+    assert build("--out", str(out)) == 0
+    predictions = tmp_path / "predictions"
+    predictions.mkdir()
+    for name in ("toy", "toy_swap_0.5", "toy_swap_1.0"):
+        rows = datasets.load_dataset(str(out), name)["test"]
+        # a model that always picks the first candidate: right on `toy`, wrong on every swapped case
+        lines = [json.dumps({"id": uid, "scores": [1.0, 0.0], "probabilities": [0.8, 0.2]}) for uid in rows["id"]]
+        (predictions / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    results = tmp_path / "results"
+    assert main(["score", str(predictions), "--dataset", str(out), "--out", str(results), "--bootstrap", "50",
+                 "--no-progress"]) == 0
+    document = json.loads((results / "results.json").read_text())
+    assert document["results"]["toy"]["accuracy"] == 1.0 and document["results"]["toy_swap_1.0"]["accuracy"] == 0.0
+    assert document["configs"]["toy_swap_0.5"]["group"]["name"] == "swap"
+    assert document["differences"]["toy_swap_1.0"]["metrics"]["accuracy"]["value"] == -1.0
+    assert (results / "results.md").is_file() and (results / "plots" / "shift_toy_swap.png").stat().st_size > 1000
+    assert main(["plot", "curves", str(results / "results.json"), "--out", str(tmp_path / "curves.png")]) == 0
+    assert (tmp_path / "curves.png").stat().st_size > 1000
