@@ -52,9 +52,12 @@ def test_bundle_is_small_and_self_describing(bundle):
     manifest = json.loads((out / "bundle.json").read_text())
     assert manifest["total_bytes"] < 60 * 2**20
     assert [w.split("-")[0] for w in manifest["wheels"]] == ["dialshift"]
-    from safetensors.torch import load_file
+    import pyarrow as pa
+    from safetensors.torch import load
 
-    weights = load_file(str(out / "backbone" / "model.safetensors"))
+    packed = (out / "backbone" / "model.safetensors.zst").read_bytes()
+    weights = load(pa.Codec("zstd").decompress(packed[8:], decompressed_size=int.from_bytes(packed[:8], "little"),
+                                               asbytes=True))
     assert {str(v.dtype) for v in weights.values() if v.is_floating_point()} == {"torch.float16"}
     names = [s["name"] for s in manifest["steps"]]
     assert names[:4] == ["smoke", "lee-train-0", "lee-dropout-0", "lee-fp32-0"] and "lee-dropout-1" in names
@@ -136,3 +139,14 @@ def test_report_refuses_another_dataset(returned, tmp_path):
     code = cli(["bundle", "report", str(back), "--dataset", str(other), "--out", str(tmp_path / "r"), "--no-plots",
                 "--no-progress", "--bootstrap", "10"])
     assert code == 2
+
+
+def test_a_bundle_over_the_limit_leaves_nothing_behind(bundle, tmp_path):
+    from dialshift.bundle import Protocol, create_bundle
+    from dialshift.errors import DialshiftError
+
+    _, dataset, _ = bundle
+    out = tmp_path / "too-big"
+    with pytest.raises(DialshiftError, match="over the 0 MiB limit"):
+        create_bundle(dataset, out, Protocol(), backbone="tiny", wheels=False, limit_bytes=1, progress=False)
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".too-big")]
