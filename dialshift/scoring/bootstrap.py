@@ -52,7 +52,7 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
             for name, sample in samples.items():
                 weights = counts[:, positions[name]]
                 if sample.batched:
-                    for metric, values in sample.statistic(weights).items():
+                    for metric, values in sample.statistic(weights.astype(np.float64)).items():
                         draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
                     continue
                 for row in weights:

@@ -258,11 +258,29 @@ class ResponseRanking(Task):
     batched = True
 
     def metrics(self, stats, options, weights=None):
+        ks, n_bins = self.ks(options), int(options["ece_bins"])
         rank = stats["rank"]
-        result = {f"recall@{k}": _weighted_mean(rank <= k, weights) for k in self.ks(options)}
-        result["mrr"] = _weighted_mean(1.0 / rank, weights)
-        result["brier"] = _weighted_mean(stats["brier"], weights)
-        result["ece"] = _ece(stats, int(options["ece_bins"]), weights)
+        if weights is None:
+            result = {f"recall@{k}": _weighted_mean(rank <= k, None) for k in ks}
+            result["mrr"] = _weighted_mean(1.0 / rank, None)
+            result["brier"] = _weighted_mean(stats["brier"], None)
+            result["ece"] = _ece(stats, n_bins)
+            return result
+        # Resamples: every metric is a weighted sum of per-instance columns, so one matrix product scores a block of
+        # replicates: R@k indicators, 1/rank, Brier, and each instance's calibration gap in its bin's column.
+        key = ("design", tuple(ks), n_bins)
+        if key not in stats:
+            gaps = np.zeros((len(rank), n_bins))
+            gaps[np.arange(len(rank)), stats["bin"]] = stats["confidence"] - stats["hit_top"]
+            stats[key] = np.column_stack([*(rank <= k for k in ks), 1.0 / rank, stats["brier"], gaps])
+        weights = np.asarray(weights, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sums = (weights @ stats[key]) / weights.sum(axis=-1)[..., None]
+        columns = [f"recall@{k}" for k in ks] + ["mrr", "brier"]
+        result = {name: sums[..., i] for i, name in enumerate(columns)}
+        result["ece"] = np.abs(sums[..., len(columns):]).sum(axis=-1)
+        if np.ndim(result["ece"]) == 0:
+            result = {name: float(value) for name, value in result.items()}
         return result
 
     def headline(self, options):
