@@ -25,6 +25,15 @@ TEXTS = ["how do i mount a drive", "use sudo mount", "it says permission denied"
          "then check dmesg", "thanks that worked"]
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models: one torch thread is faster than several on a shared CI machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def vocab():
     return Vocabulary.build(TEXTS, 60)
 
