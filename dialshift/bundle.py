@@ -415,8 +415,12 @@ def _device_name() -> str:
 
 def _train(bundle: Path, work: Path, protocol: dict, seed: int, output: Path, max_steps=None,
            max_train_instances=None, progress=False):
-    import trainers.ranker as trainer  # the bundle's copy (the bundle folder is on PYTHONPATH)
+    import runpy
+
     from dialshift.training import resolve_checkpoint
+
+    # The bundle's copy of the trainer script, run by path (the library imports no script package).
+    trainer_main = runpy.run_path(str(bundle / "trainers" / "ranker.py"), run_name="dialshift_bundle_trainer")["main"]
 
     argv = ["--dataset", str(bundle / "data"), "--config", protocol["train_config"], "--model",
             str(upcast_backbone(bundle, work)), "--seed", str(seed), "--output-dir", str(output),
@@ -435,7 +439,7 @@ def _train(bundle: Path, work: Path, protocol: dict, seed: int, output: Path, ma
     except DialshiftError:
         pass
     started = time.perf_counter()
-    if trainer.main(argv):
+    if trainer_main(argv):
         raise DialshiftError(f"training seed {seed} failed (see the trainer's message above)")
     return time.perf_counter() - started
 

@@ -48,7 +48,8 @@ class ShiftResult:
         return {"context": list(self.context),
                 "replacements": [item._asdict() if hasattr(item, "_asdict") else dict(item)
                                  for item in self.replacements],
-                "deleted_turns": list(self.deleted_turns), "truncated_turns": list(self.truncated_turns)}
+                "deleted_turns": list(self.deleted_turns), "truncated_turns": list(self.truncated_turns),
+                "inserted_mask": list(self.inserted_mask)}
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class ShiftPipeline:
     :func:`shift_dataset` is the convenient form).
 
     Rows the shift does not apply to get ``keep = False``; kept rows get the shifted ``context`` and the change record
-    (``replacements``, ``deleted_turns``, ``truncated_turns``).
+    (``replacements``, ``deleted_turns``, ``truncated_turns``, ``inserted_mask``).
     """
 
     shift: Shift
@@ -102,7 +103,7 @@ class ShiftPipeline:
     id_column: str = "id"
     context_column: str = "context"
     keep_column: str = "keep"
-    _fields: tuple = field(default=("replacements", "deleted_turns", "truncated_turns"), init=False)
+    _fields: tuple = field(default=("replacements", "deleted_turns", "truncated_turns", "inserted_mask"), init=False)
 
     def __call__(self, batch: dict) -> dict:
         out = {self.keep_column: [], **{name: [] for name in self._fields}}
@@ -124,13 +125,15 @@ def change_features():
     return {"replacements": List({"turn": Value("int32"), "index": Value("int32"), "original": Value("string"),
                                   "replacement": Value("string")}),
             "deleted_turns": List(Value("string")),
-            "truncated_turns": List(Value("string"))}
+            "truncated_turns": List(Value("string")),
+            "inserted_mask": List(Value("int8"))}
 
 
 def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id", context_column: str = "context",
                   num_proc: int | None = None, batch_size: int = 1000):
     """A ``datasets.Dataset`` of dialogues shifted by ``shift``: rows the shift does not apply to are left out, kept
-    rows get the shifted context and the change record (``replacements``, ``deleted_turns``, ``truncated_turns``).
+    rows get the shifted context and the change record (``replacements``, ``deleted_turns``, ``truncated_turns``,
+    ``inserted_mask``).
     Each row is seeded by ``(seed, shift's stream keys, row id)``, so the result does not depend on batching or on
     ``num_proc``."""
     from datasets import Features, Value
