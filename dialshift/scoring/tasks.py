@@ -432,19 +432,24 @@ class AttentionDistribution(Task):
 
     name = "attention_distribution"
     gold_columns = ("distractor_mask",)
-    #: ``includes_query``: each line's ``attention_scores`` ends with the Query's AS (ignored).
-    defaults = {"includes_query": False}
+    #: ``includes_query``: each line's ``attention_scores`` ends with the Query's AS (ignored); ``skip_undefined``:
+    #: dialogues whose ratio is undefined (no distractor, no History utterance, zero History attention) are left out
+    #: of the ratio and counted (``n_undefined``) instead of failing the config.
+    defaults = {"includes_query": False, "skip_undefined": True}
     description = (
         "Predictions: one line per dialogue with `id` and `attention_scores` (the attention score AS of each "
-        "context utterance, eq. 7 of Xing and Gulla 2022). DAS ratio = mean over dialogues of (mean AS of the "
-        "distracting utterances) / (mean AS of the History utterances), from the gold `distractor_mask`; lower is "
-        "better."
+        "context utterance, eq. 7 of Xing and Gulla 2022), optionally `log_likelihood` and `tokens` of the gold "
+        "response. DAS ratio = mean over dialogues of (mean AS of the distracting utterances) / (mean AS of the "
+        "History utterances), from the gold `distractor_mask` (eq. 8; lower is better); `das_ratio_of_means` = "
+        "(mean distractor AS) / (mean History AS), robust to the few dialogues whose History gets almost no "
+        "attention; dialogues without a defined ratio are counted in `n_undefined` (a config with no distraction "
+        "reports the History AS only); perplexity = exp(-sum log_likelihood / sum tokens) when given."
     )
 
     @property
     def fields(self):
         pa = _pa()
-        return {"attention_scores": pa.list_(pa.float64())}
+        return {"attention_scores": pa.list_(pa.float64()), "log_likelihood": pa.float64(), "tokens": pa.int64()}
 
     def instance_stats(self, table, gold, options):
         from dialshift.metrics import das_ratio
@@ -455,29 +460,61 @@ class AttentionDistribution(Task):
             raise ValueError(f"attention_scores[{row}] is missing")
         scores, masks = column.to_pylist(), gold["distractor_mask"].to_pylist()
         includes_query = bool(options["includes_query"])
-        das_ratio(scores, masks, includes_query=includes_query)  # the core validates every dialogue (row named)
-        distractor, history = np.empty(len(scores)), np.empty(len(scores))
+        if any(map(any, masks)):  # the core validates every dialogue (row named); undefined ratios are handled below
+            das_ratio(scores, masks, includes_query=includes_query, skip_undefined=True)
+        distractor, history = np.full(len(scores), np.nan), np.full(len(scores), np.nan)
         for row, (values, mask) in enumerate(zip(scores, masks, strict=True)):
             values = np.asarray(values[:-1] if includes_query else values, dtype=np.float64)
             flags = np.asarray(mask, dtype=bool)
-            distractor[row], history[row] = values[flags].mean(), values[~flags].mean()
-        return {"distractor": distractor, "history": history}
+            if len(values) != len(flags):
+                raise ValueError(f"attention_scores[{row}] has {len(values)} values for {len(flags)} utterances")
+            if flags.any():
+                distractor[row] = values[flags].mean()
+            if (~flags).any():
+                history[row] = values[~flags].mean()
+        defined = np.isfinite(distractor) & np.isfinite(history) & (np.nan_to_num(history) > 0)
+        if not options.get("skip_undefined", True) and not defined.all() and np.isfinite(distractor).any():
+            row = int(np.flatnonzero(~defined)[0])
+            raise ValueError(f"dialogue {row}: its DAS ratio is undefined "
+                             "(pass --option skip_undefined=true to leave it out)")
+        stats = {"distractor": distractor, "history": history, "defined": defined.astype(np.float64)}
+        for field, kind in (("log_likelihood", np.float64), ("tokens", np.float64)):
+            values = table.column(field).to_numpy(zero_copy_only=False) if field in table.column_names else None
+            if values is not None and not np.isnan(np.asarray(values, dtype=np.float64)).all():
+                stats[field] = np.asarray(values, dtype=kind)
+                options["perplexity"] = True
+        return stats
 
     def metrics(self, stats, options, weights=None):
-        if weights is None:  # the point estimate is the core's own function on the per-dialogue means
-            from dialshift.metrics import das_ratio
+        defined = stats["defined"] > 0
+        counts = np.ones(len(defined)) if weights is None else weights
 
-            pairs = np.stack([stats["distractor"], stats["history"]], axis=1)
-            result = das_ratio(pairs, np.tile([1, 0], (len(pairs), 1)))
-            result.pop("n_dialogues")
-            return result
-        return {"das_ratio": _weighted_mean(stats["distractor"] / stats["history"], weights),
-                "mean_as_distractor": _weighted_mean(stats["distractor"], weights),
-                "mean_as_history": _weighted_mean(stats["history"], weights)}
+        def mean(values, rows):
+            total = counts[rows].sum()
+            return float(np.dot(counts[rows], values[rows]) / total) if total else float("nan")
+
+        has_history = np.isfinite(stats["history"])
+        result = {"mean_as_history": mean(stats["history"], has_history)}
+        if defined.any():
+            ratio = np.where(defined, stats["distractor"] / np.where(defined, stats["history"], 1.0), 0.0)
+            result["das_ratio"] = mean(ratio, defined)
+            result["mean_as_distractor"] = mean(stats["distractor"], defined)
+            result["mean_as_history_distracted"] = mean(stats["history"], defined)
+            history = result["mean_as_history_distracted"]
+            result["das_ratio_of_means"] = result["mean_as_distractor"] / history if history else float("nan")
+            result["n_undefined"] = float(counts[~defined & np.isfinite(stats["distractor"])].sum())
+        if "log_likelihood" in stats and "tokens" in stats:
+            tokens = float(np.dot(counts, stats["tokens"]))
+            result["perplexity"] = float(np.exp(-np.dot(counts, stats["log_likelihood"]) / tokens)) if tokens else \
+                float("nan")
+        return result
 
     def headline(self, options):
-        return ("das_ratio", "mean_as_distractor", "mean_as_history")
+        return ("das_ratio", "das_ratio_of_means", "mean_as_distractor", "mean_as_history",
+                *(("perplexity",) if options.get("perplexity") else ()))
 
     def label(self, metric, options):
-        return {"das_ratio": "DAS ratio", "mean_as_distractor": "AS distractor",
-                "mean_as_history": "AS History"}[metric]
+        return {"das_ratio": "DAS ratio", "das_ratio_of_means": "DAS (ratio of means)",
+                "mean_as_distractor": "AS distractor", "mean_as_history": "AS History",
+                "mean_as_history_distracted": "AS History (distracted)", "perplexity": "PPL",
+                "n_undefined": "undefined"}.get(metric, metric)
