@@ -1,4 +1,6 @@
-"""Where the raw corpora live: ``--data-dir``, else ``$DIALSHIFT_DATA_DIR``, else ``../shared/data`` if it exists."""
+"""Where dialshift reads and caches: the raw corpora (``--data-dir``, else ``$DIALSHIFT_DATA_DIR``, else
+``../shared/data`` if it exists) and its cache (``$DIALSHIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialshift``, i.e.
+``~/.cache/dialshift``: the prepared WordNet, configs built on demand by :func:`dialshift.load_dataset`)."""
 
 import os
 from pathlib import Path
@@ -6,6 +8,13 @@ from pathlib import Path
 from dialshift.errors import DialshiftError
 
 ENV_VAR = "DIALSHIFT_DATA_DIR"
+CACHE_DIR_ENV = "DIALSHIFT_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """dialshift's cache directory: ``$DIALSHIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialshift`` (``~/.cache``)."""
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get(CACHE_DIR_ENV) or xdg / "dialshift").expanduser()
 
 
 def _default_candidates():

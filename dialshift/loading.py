@@ -7,7 +7,7 @@ Where the data comes from, in order (``source="auto"``):
    reachable (``HF_HUB_OFFLINE`` unset): ``datasets.load_dataset(repo, config)``;
 3. offline, the files of that repository already in the Hugging Face cache (what an earlier online load or
    ``huggingface_hub.snapshot_download`` left there);
-4. the local build cache (``$DIALSHIFT_CACHE``, else ``~/.cache/dialshift``; one folder per dialshift version): a
+4. the local build cache (``$DIALSHIFT_CACHE_DIR``, else ``~/.cache/dialshift``; one folder per dialshift version): a
    config missing there is built on demand from the raw corpora (``data_dir``, else ``$DIALSHIFT_DATA_DIR``) with
    ``dialshift build``'s own code and a progress bar, then loaded from the folder.
 
@@ -27,7 +27,6 @@ from dialshift.errors import DialshiftError
 #: The Hub repository of the published benchmark (override with ``$DIALSHIFT_HUB_REPO`` or ``repo_id=``).
 DEFAULT_REPO = "dialshift/dialshift"
 REPO_ENV = "DIALSHIFT_HUB_REPO"
-CACHE_ENV = "DIALSHIFT_CACHE"
 SOURCES = ("auto", "hub", "local")
 #: The metric modules shipped with dialshift (folders of ``metrics/``, installed as the ``dialshift_metrics`` package).
 METRICS = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
@@ -40,10 +39,11 @@ def hub_repo(repo_id: str | None = None) -> str:
 
 def cache_folder(cache_dir=None) -> Path:
     """The local build folder of this dialshift version: ``<cache>/dialshift-<version>`` where ``<cache>`` is
-    ``cache_dir``, else ``$DIALSHIFT_CACHE``, else ``$XDG_CACHE_HOME/dialshift`` (``~/.cache/dialshift``)."""
-    root = cache_dir or os.environ.get(CACHE_ENV)
-    if root is None:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dialshift"
+    ``cache_dir``, else dialshift's cache (:func:`dialshift.data_dir.cache_dir`: ``$DIALSHIFT_CACHE_DIR``, else
+    ``~/.cache/dialshift``)."""
+    from dialshift.data_dir import cache_dir as default_cache
+
+    root = cache_dir if cache_dir is not None else default_cache()
     return Path(root).expanduser().absolute() / f"dialshift-{__version__}"
 
 

@@ -14,11 +14,11 @@ import warnings
 from functools import cache
 from pathlib import Path
 
+from dialshift.data_dir import cache_dir
 from dialshift.errors import DialshiftError
 from dialshift.io import temporary_sibling
 
 WORDNET_DIR_ENV = "DIALSHIFT_WORDNET_DIR"
-CACHE_DIR_ENV = "DIALSHIFT_CACHE_DIR"
 DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
 INSTALL_HINT = "apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index"
 
@@ -43,11 +43,6 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 def lexnames_text() -> str:
     """The ``lexnames`` file NLTK expects: ``NN<TAB>name<TAB>category`` per line."""
     return "".join(f"{number:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for number, name in enumerate(LEXNAMES))
-
-
-def cache_dir() -> Path:
-    """dialshift's cache directory: ``$DIALSHIFT_CACHE_DIR`` or ``~/.cache/dialshift``."""
-    return Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "dialshift").expanduser()
 
 
 def source_dir(wordnet_dir=None) -> Path:

@@ -25,7 +25,7 @@ def offline_cache(toy_plugin, tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
-    monkeypatch.setenv("DIALSHIFT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("DIALSHIFT_HUB_REPO", "org/not-pushed")
     work = tmp_path / "empty"
     work.mkdir()
