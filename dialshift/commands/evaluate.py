@@ -13,10 +13,18 @@ them exactly as `dialshift score` does: OUT/<method>/results.json (the task's me
 with a paired bootstrap interval, and the paired difference of every shifted config from the unshifted one),
 OUT/results.md (all methods in OUT side by side) and plots in OUT/plots.
 
+--attention (beyond Xing and Gulla 2022): instead of ranking, read one ranker's attention on the
+attention_distribution configs (the distracting tests): per context utterance, the sum of the last layer's [CLS]-row
+attention (mean over heads) over the utterance's sub-tokens ([SEP] not counted), on the pair (context, gold
+response). Writes OUT/attention/predictions/<config>.jsonl ({"id", "attention_scores"}) and run.json, scored into
+OUT/attention/results.json and results.md (DAS ratio, eq. 8, per config).
+
 example:
   dialshift evaluate --model-dir runs/seed0 runs/seed1 runs/seed2 runs/seed3 runs/seed4 \\
       --method vanilla dropout ensemble temperature --dataset build/dialshift \\
       --configs dailydialog 'uw_*' 'kw_*' 'ic_*' 'sr_*' --out results/lee
+  dialshift evaluate --attention --model-dir runs/seed0 --dataset build/dialshift \
+      --configs 'dailydialog_distract_*' --out results/ranker_das
 """
 
 
@@ -53,6 +61,9 @@ def register(subparsers) -> None:
                              "(default: auto; fp32 keeps full precision on a GPU)")
     parser.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
                         help="attention implementation (default: auto, the library's choice for the precision)")
+    parser.add_argument("--attention", action="store_true",
+                        help="per-utterance attention of the first --model-dir on attention_distribution configs "
+                             "(default configs: all of them), scored as the DAS ratio, in OUT/attention")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
@@ -88,8 +99,10 @@ def run(args) -> int:
         device=args.device,
         progress=not args.no_progress,
         plots=not args.no_plots,
+        attention=args.attention,
     )
     outputs = evaluate(settings)
+    summary = settings.out_dir / ("attention" if args.attention else "") / "results.md"
     print(f"wrote {', '.join(outputs)} results for {len(next(iter(outputs.values()))['results'])} configs to "
-          f"{settings.out_dir} (summary: {settings.out_dir / 'results.md'})")
+          f"{settings.out_dir} (summary: {summary})")
     return 0

@@ -10,6 +10,9 @@ Rule (the paper says only "sorted in order of each attention weight"; this is th
   (sdpa returns no attention weights);
 * words: each given word is tokenized on its own (``is_split_into_words=True``); a word's importance is the **sum** of
   the attention its WordPiece sub-tokens receive; a word that yields no sub-token or that was truncated away gets 0.0.
+
+:func:`cls_attention` (the ``[CLS]`` row of one layer, mean over heads) is the shared core; the per-utterance
+attention of the ranker on (context, response) pairs (:mod:`dialshift.ranking.attention`) reads it too.
 """
 
 from dialshift.training.batching import pad_batch, sorted_batches
@@ -28,9 +31,6 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
         progress: show a progress bar.
         layer: which layer's attention to read (default: the last).
     """
-    import torch
-    from tqdm.auto import tqdm
-
     from dialshift.models.ranker import load_ranker
 
     if max_length < 4:
@@ -38,7 +38,6 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
     ranker = load_ranker(model_dir, attn_implementation="eager")
     tokenizer, model = ranker.tokenizer, ranker.model
     max_length = min(max_length, int(ranker.meta["max_length"]))
-    device = next(model.parameters()).device
 
     turns = [turn for context in contexts for turn in context if turn]
     encoded = tokenizer([list(map(str, t)) for t in turns], is_split_into_words=True,
@@ -61,17 +60,35 @@ def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int =
         sequences.append(([tokenizer.cls_token_id, *ids, tokenizer.sep_token_id], [None, *owners, None]))
 
     result = [[[0.0] * len(turn) for turn in context] for context in contexts]
-    with torch.inference_mode(), tqdm(total=len(sequences), desc="word importance", unit="context",
-                                      disable=not progress) as bar:
-        for rows in sorted_batches([len(ids) for ids, _ in sequences], batch_size):
-            batch = pad_batch([sequences[r][0] for r in rows], tokenizer.pad_token_id or 0)
-            out = model(input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device),
-                        output_attentions=True)
+    rows = cls_attention(model, [ids for ids, _ in sequences], tokenizer.pad_token_id or 0, batch_size=batch_size,
+                         layer=layer, progress=progress, desc="word importance", unit="context")
+    for r, weights in rows:
+        for position, owner in enumerate(sequences[r][1]):
+            if owner is not None:
+                t, w = owner
+                result[r][t][w] += float(weights[position])
+    return result
+
+
+def cls_attention(model, sequences, pad_id: int, *, first_segment_lengths=None, batch_size: int = 32,
+                  layer: int = -1, progress: bool = True, desc: str = "attention", unit: str = "sequence"):
+    """Yield ``(index, weights)`` for every token-id list of ``sequences``: the attention row of the ``[CLS]`` query
+    (position 0) in ``layer``, averaged over all heads, over the sequence's own tokens (a float numpy array of its
+    length; padding cut off). Sequences run in length-sorted batches of ``batch_size``; the model must have been
+    loaded with ``attn_implementation="eager"``. With ``first_segment_lengths`` the batches carry
+    ``token_type_ids`` (0 on each first segment, 1 after it), as the ranker's (context, response) pairs do.
+
+    Shared by :func:`word_importance` and :func:`dialshift.ranking.attention.utterance_attention`."""
+    import torch
+    from tqdm.auto import tqdm
+
+    device = next(model.parameters()).device
+    with torch.inference_mode(), tqdm(total=len(sequences), desc=desc, unit=unit, disable=not progress) as bar:
+        for rows in sorted_batches([len(ids) for ids in sequences], batch_size):
+            firsts = None if first_segment_lengths is None else [first_segment_lengths[r] for r in rows]
+            batch = pad_batch([sequences[r] for r in rows], pad_id, firsts)
+            out = model(**{key: value.to(device) for key, value in batch.items()}, output_attentions=True)
             cls_rows = out.attentions[layer][:, :, 0, :].mean(dim=1).float().cpu().numpy()  # batch x tokens
             for i, r in enumerate(rows):
-                for position, owner in enumerate(sequences[r][1]):
-                    if owner is not None:
-                        t, w = owner
-                        result[r][t][w] += float(cls_rows[i, position])
+                yield r, cls_rows[i, : len(sequences[r])]
             bar.update(len(rows))
-    return result

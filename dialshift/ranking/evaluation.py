@@ -10,6 +10,9 @@ first ensemble member share it) or one seeded MC-dropout forward. Outputs per me
 * ``OUT/m/results.json``: the predictions scored by :mod:`dialshift.scoring` (the task's metric set with paired
   bootstrap intervals) — exactly what ``dialshift score OUT/m/predictions --dataset DATASET`` gives;
 * ``OUT/results.md`` (all methods found in ``OUT``, side by side) and the plots of :mod:`dialshift.scoring.report`.
+
+With ``attention`` set (``--attention``) the run reads the first ranker's per-utterance attention on
+``attention_distribution`` configs instead (:mod:`dialshift.ranking.attention`): ``OUT/attention/...``.
 """
 
 import json
@@ -45,6 +48,7 @@ class EvaluationSettings:
     attn: str = "auto"  # eager | sdpa; auto: the library's default
     progress: bool = True
     plots: bool = True
+    attention: bool = False  # --attention: per-utterance attention on attention_distribution configs (DAS ratio)
     extra: dict = field(default_factory=dict)
 
 
@@ -90,9 +94,10 @@ def load_configs(settings: EvaluationSettings):
     for name in names:
         task = typed[name].task if name in typed else None
         if task != "response_ranking":
+            hint = " (add --attention for the ranker's DAS ratio)" if task == "attention_distribution" else ""
             raise DialshiftError(f"{settings.dataset}: config {name!r} is a {task or 'untyped'} config; `dialshift "
                                  "evaluate` runs rankers on response_ranking configs (score other tasks' "
-                                 "predictions with `dialshift score`)")
+                                 f"predictions with `dialshift score`){hint}")
     data = {}
     for name in tqdm(names, desc="reading configs", unit="config", disable=not settings.progress):
         split = load_split(settings.dataset, name, settings.split, settings.max_instances, settings.sample_seed,
@@ -197,9 +202,14 @@ def run_config_description(settings, method, metas, data) -> dict:
 
 
 def evaluate(settings: EvaluationSettings) -> dict:
-    """Run the evaluation; return ``{method: results.json content}``."""
+    """Run the evaluation; return ``{method: results.json content}`` (``{"attention": ...}`` with ``attention``)."""
     from dialshift.scoring import check_output_dir
     from dialshift.scoring.report import write_report
+
+    if settings.attention:
+        from dialshift.ranking.attention import METHOD, evaluate_attention
+
+        return {METHOD: evaluate_attention(settings)}
 
     settings.out_dir = check_output_dir(settings.out_dir)  # before any work: a bad --out fails at once
     if not settings.model_dirs:
