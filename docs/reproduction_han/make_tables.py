@@ -5,10 +5,11 @@
         [--out docs/reproduction_han]
 
 Each ``--run NAME=DIR`` names a predictions folder (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json``
-in each). Writes ``tables.md`` (Table 3: in-domain and adversarial P@1 with the scorer's 95 % bootstrap intervals and
+in each); a NAME given several times (one folder per seed) is shown as mean ± sd over its seeds. Writes ``tables.md``
+(Table 3: in-domain and adversarial P@1 with the scorer's 95 % bootstrap intervals (one seed) and
 the adversarial ECE; Table 4: P@1 per adversarial type; the paired differences) and ``tables.json`` in ``--out``.
-Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of correctness on the same cases,
-with a 95 % percentile bootstrap interval (scipy, 1,000 resamples, seed 0).
+Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of correctness (averaged over a
+variant's seeds) on the same cases, with a 95 % percentile bootstrap interval (scipy, 1,000 resamples, seed 0).
 """
 
 import argparse
@@ -57,32 +58,53 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from dialshift.ranking.data import load_split
 
-    runs = dict(item.split("=", 1) for item in args.run)
+    runs: dict[str, list[str]] = {}
+    for item in args.run:
+        if "=" not in item:
+            parser.error(f"--run {item!r}: expected NAME=DIR")
+        name, folder = item.split("=", 1)
+        runs.setdefault(name, []).append(folder)
     labels = {config: dict(zip(split["id"], split["label"], strict=True)) for config in ("kor_adv", "kor_chitchat")
               for split in [load_split(args.dataset, config, "test", None, 0)]}
-    results, correct = {}, {}
-    for name, folder in runs.items():
-        folder = Path(folder)
-        results[name] = {config: json.loads((folder / config / "results.json").read_text()) for config in labels}
-        correct[name] = {config: correctness(folder, config, labels[config]) for config in labels}
+    table, correct = {}, {}
+    for name, folders in runs.items():
+        seeds = []
+        for folder in map(Path, folders):
+            adv, chit = (json.loads((folder / config / "results.json").read_text()) for config in labels)
+            a, c = adv["results"]["kor_adv"], chit["results"]["kor_chitchat"]
+            seeds.append({"in_domain": 100 * c["recall@1"], "adversarial": 100 * a["accuracy"],
+                          "adversarial_ece": a.get("ece"), "types": {t: 100 * a[f"accuracy/{t}"] for t in TYPES},
+                          "in_domain_interval": [100 * x for x in chit["intervals"]["kor_chitchat"]["recall@1"]],
+                          "adversarial_interval": [100 * x for x in adv["intervals"]["kor_adv"]["accuracy"]],
+                          "in_domain_instances": c["instances"]})
+        table[name] = {"seeds": seeds, **{key: float(np.mean([s[key] for s in seeds]))
+                                          for key in ("in_domain", "adversarial")},
+                       "types": {t: float(np.mean([s["types"][t] for s in seeds])) for t in TYPES}}
+        if all(s["adversarial_ece"] is not None for s in seeds):
+            table[name]["adversarial_ece"] = float(np.mean([s["adversarial_ece"] for s in seeds]))
+        # several seeds: per case, the fraction of the seeds' models that were right
+        per_seed = [{config: correctness(folder, config, labels[config]) for config in labels}
+                    for folder in map(Path, folders)]
+        correct[name] = {config: {i: float(np.mean([s[config][i] for s in per_seed])) for i in per_seed[0][config]}
+                         for config in labels}
 
+    def cell(name, key, digits):
+        seeds = table[name]["seeds"]
+        if len(seeds) == 1:
+            low, high = seeds[0][f"{key}_interval"]
+            return f"{seeds[0][key]:.1f} [{low:.{digits}f}, {high:.{digits}f}]"
+        return f"{table[name][key]:.1f} ± {np.std([s[key] for s in seeds], ddof=1):.1f} ({len(seeds)} seeds)"
+
+    instances = {s["in_domain_instances"] for t in table.values() for s in t["seeds"]}
     lines = ["## Table 3 beside ours (Precision@1, %)", "",
-             "| method | in-domain (paper) | in-domain (ours, n=100) | adversarial (paper) | adversarial (ours, "
-             "n=2,220) | adversarial ECE (ours) |", "|---|---:|---:|---:|---:|---:|"]
-    table = {}
+             f"| method | in-domain (paper) | in-domain (ours, n={'/'.join(map(str, sorted(instances)))}) | "
+             "adversarial (paper) | adversarial (ours, n=2,220) | adversarial ECE (ours) |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name in runs:
-        adv = results[name]["kor_adv"]
-        chit = results[name]["kor_chitchat"]
-        a, ai = adv["results"]["kor_adv"], adv["intervals"]["kor_adv"]["accuracy"]
-        c, ci = chit["results"]["kor_chitchat"], chit["intervals"]["kor_chitchat"]["recall@1"]
-        table[name] = {"in_domain": 100 * c["recall@1"], "in_domain_interval": [100 * x for x in ci],
-                       "adversarial": 100 * a["accuracy"], "adversarial_interval": [100 * x for x in ai],
-                       "adversarial_ece": a.get("ece"),
-                       "types": {t: 100 * a[f"accuracy/{t}"] for t in TYPES}}
         paper = PAPER_TABLE3.get(name, ("-", "-"))
-        ece = "-" if a.get("ece") is None else f"{a['ece']:.3f}"
-        lines.append(f"| {name} | {paper[0]} | {100 * c['recall@1']:.1f} [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}] | "
-                     f"{paper[1]} | {100 * a['accuracy']:.1f} [{100 * ai[0]:.1f}, {100 * ai[1]:.1f}] | {ece} |")
+        ece = table[name].get("adversarial_ece")
+        lines.append(f"| {name} | {paper[0]} | {cell(name, 'in_domain', 0)} | {paper[1]} | "
+                     f"{cell(name, 'adversarial', 1)} | {'-' if ece is None else f'{ece:.3f}'} |")
     lines += ["", "## Table 4 beside ours (Precision@1 %, paper / ours)", "",
               "| method | " + " | ".join(TYPE_NAMES[t] for t in TYPES) + " |", "|---|" + "---:|" * len(TYPES)]
     for name in runs:
