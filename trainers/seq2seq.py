@@ -92,27 +92,10 @@ def parse_args(argv=None):
 
 def load_rows(folder, config: str, split: str, max_instances: int | None = None, seed: int = 0) -> list[dict]:
     """Rows of one config split of a dataset folder (``COLUMNS``), optionally a seeded subsample (by id hash)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from dialshift.ranking.data import read_columns
 
-    from dialshift.scoring.gold import data_files, subsample
-
-    files = data_files(folder)
-    if config not in files:
-        raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(files))}; build it with "
-                             "`dialshift build --family distracting`)")
-    if split not in files[config]:
-        raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: "
-                             f"{', '.join(files[config])})")
-    tables = []
-    for path in files[config][split]:
-        try:
-            tables.append(pq.read_table(path, columns=list(COLUMNS)))
-        except Exception as error:  # pyarrow raises several types for bad files and missing columns
-            raise DialshiftError(f"{path}: cannot read the columns {', '.join(COLUMNS)} ({error})") from error
-    table = pa.concat_tables(tables)
-    keep = subsample(table.column("id").to_pylist(), max_instances, seed)
-    return table.take(pa.array(keep)).to_pylist()
+    return read_columns(folder, config, split, COLUMNS, max_instances, seed,
+                        hint="; build it with `dialshift build --family distracting`").to_pylist()
 
 
 def examples_of(rows, masks=None):

@@ -104,23 +104,10 @@ def utterance_attention(ranker_dir, contexts, responses, *, batch_size: int = 32
 
 def read_rows(folder, config: str, split: str, max_instances: int | None, seed: int, files: dict) -> dict:
     """Columns ``id, context, response`` of one config split, subsampled as the scorer subsamples the gold."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from dialshift.ranking.data import read_columns
 
-    from dialshift.scoring.gold import subsample
-
-    if split not in files[config]:
-        raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: "
-                             f"{', '.join(files[config])}); pass --split")
-    tables = []
-    for path in files[config][split]:
-        try:
-            tables.append(pq.read_table(path, columns=list(COLUMNS)))
-        except Exception as error:  # pyarrow raises several types for bad files and missing columns
-            raise DialshiftError(f"{path}: cannot read the columns {', '.join(COLUMNS)} ({error}); is config "
-                                 f"{config!r} a distracting-test config?") from error
-    table = pa.concat_tables(tables)
-    table = table.take(pa.array(subsample(table.column("id").to_pylist(), max_instances, seed), type=pa.int64()))
+    table = read_columns(folder, config, split, COLUMNS, max_instances, seed, files,
+                         hint=f"; is config {config!r} a distracting-test config?")
     return {name: table.column(name).to_pylist() for name in COLUMNS}
 
 

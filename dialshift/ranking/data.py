@@ -130,33 +130,38 @@ def _load_slim(folder, config: str, split: str, max_instances, seed) -> dict[str
     return {name: columns[name] for name in COLUMNS}
 
 
-def load_split(folder, config: str, split: str = "test", max_instances: int | None = None, seed: int = 0,
-               configs: dict | None = None) -> dict[str, list]:
-    """Columns ``id, context, candidates, label`` of one config split, optionally subsampled.
+def read_columns(folder, config: str, split: str, columns, max_instances: int | None = None, seed: int = 0,
+                 files: dict | None = None, hint: str = ""):
+    """The ``columns`` of one config split of a Hub dataset folder as a ``pyarrow.Table``, optionally subsampled.
 
     Subsampling (:func:`dialshift.scoring.gold.subsample`) keeps the ``max_instances`` instances with the smallest
     stable hash of ``(seed, id)``, so the same ids are kept in every config that contains them, independently of row
-    order. Rows come back sorted by id. ``folder`` may be a Hub dataset folder or a slim folder.
+    order; rows come back sorted by id. ``hint`` ends the error for a file without those columns.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    files = files if files is not None else data_files(folder)
+    if config not in files:
+        raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(files))})")
+    if split not in files[config]:
+        have = ", ".join(files[config])
+        raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: {have})")
+    tables = []
+    for path in files[config][split]:
+        try:
+            tables.append(pq.read_table(path, columns=list(columns)))
+        except Exception as error:  # pyarrow raises several types for bad files and missing columns
+            raise DialshiftError(f"{path}: cannot read the columns {', '.join(columns)} ({error}){hint}") from error
+    table = pa.concat_tables(tables)
+    return table.take(pa.array(subsample(table.column("id").to_pylist(), max_instances, seed), type=pa.int64()))
+
+
+def load_split(folder, config: str, split: str = "test", max_instances: int | None = None, seed: int = 0,
+               configs: dict | None = None) -> dict[str, list]:
+    """Columns ``id, context, candidates, label`` of one config split, optionally subsampled (see
+    :func:`read_columns`). ``folder`` may be a Hub dataset folder or a slim folder."""
     if is_slim(folder):
         return _load_slim(folder, config, split, max_instances, seed)
-    configs = configs if configs is not None else data_files(folder)
-    if config not in configs:
-        raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(configs))})")
-    if split not in configs[config]:
-        have = ", ".join(configs[config])
-        raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: {have})")
-    import pyarrow as pa
-
-    tables = []
-    for path in configs[config][split]:
-        try:
-            tables.append(pq.read_table(path, columns=list(COLUMNS)))
-        except Exception as error:  # pyarrow raises several types for bad files and missing columns
-            raise DialshiftError(f"{path}: cannot read the ranking columns {COLUMNS} ({error})") from error
-    table = pa.concat_tables(tables)
-    order = subsample(table.column("id").to_pylist(), max_instances, seed)
-    table = table.take(pa.array(order, type=pa.int64()))  # only the kept rows become Python objects
+    table = read_columns(folder, config, split, COLUMNS, max_instances, seed, configs)
     return {name: table.column(name).to_pylist() for name in COLUMNS}
