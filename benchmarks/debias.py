@@ -144,6 +144,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.batch_size < 1:
         parser.error("--steps and --batch-size must be at least 1")
+    if args.max_train_instances < (args.steps + 1) * args.batch_size:
+        parser.error(f"{args.steps + 1} steps of {args.batch_size} rows need --max-train-instances of at least "
+                     f"{(args.steps + 1) * args.batch_size} (now {args.max_train_instances})")
     sys.path.insert(0, str(ROOT))
 
     import torch
