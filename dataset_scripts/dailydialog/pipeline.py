@@ -149,7 +149,8 @@ class DailyDialogShifts:
         for base in self.source_rows(split):
             result = shift.apply(base["context"], InstanceRandom(self.options.seed, base["id"]))
             if result is not None:
-                rows.append({**base, **result.record(), "context_turns": len(result.context)})
+                change = {key: value for key, value in result.record().items() if key in base}  # this family's fields
+                rows.append({**base, **change, "context_turns": len(result.context)})
         return rows
 
     # --- word importance (App. A.5) ------------------------------------------------------------------------------
