@@ -41,7 +41,7 @@ def naive_scores(ranker, data) -> int:
         for split in data.values():
             for context, candidates in zip(split["context"], split["candidates"], strict=True):
                 for candidate in candidates:
-                    batch = tokenizer(sep.join(context), candidate, truncation="only_first",
+                    batch = tokenizer(sep.join(context), candidate, truncation="longest_first",
                                       max_length=ranker.meta["max_length"], return_tensors="pt")
                     model(**batch)
                     count += 1
@@ -70,7 +70,7 @@ def plain_training(args, data: dict, steps: int, device: str) -> float:
                 firsts.append(sep.join(data["context"][r]))
                 seconds.append(candidate)
         started = time.perf_counter()
-        batch = tokenizer(firsts, seconds, padding=True, truncation="only_first", max_length=args.max_length,
+        batch = tokenizer(firsts, seconds, padding=True, truncation="longest_first", max_length=args.max_length,
                           return_tensors="pt").to(device)
         logits = model(**batch).logits.view(12, 10)
         loss = torch.nn.functional.cross_entropy(logits, torch.zeros(12, dtype=torch.long, device=device))
@@ -95,7 +95,7 @@ def plain_scoring(ranker, pairs, batch_size: int) -> float:
         for start in range(0, len(pairs), batch_size):
             chunk = pairs[start : start + batch_size]
             batch = tokenizer([sep.join(c) for c, _ in chunk], [r for _, r in chunk], padding=True,
-                              truncation="only_first", max_length=ranker.meta["max_length"], return_tensors="pt")
+                              truncation="longest_first", max_length=ranker.meta["max_length"], return_tensors="pt")
             model(**batch.to(device)).logits.float().cpu()
     return len(pairs) / (time.perf_counter() - started)
 
