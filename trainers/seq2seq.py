@@ -98,15 +98,6 @@ def load_rows(folder, config: str, split: str, max_instances: int | None = None,
                         hint="; build it with `dialshift build --family distracting`").to_pylist()
 
 
-def examples_of(rows, masks=None):
-    """``(context, response, per-utterance distractor flags)`` triples; ``masks`` override the rows' History masks."""
-    result = []
-    for index, row in enumerate(rows):
-        flags = list(masks[index]) if masks is not None else [*row["distractor_mask"], 0]
-        result.append((row["context"], row["response"], flags))
-    return result
-
-
 class Seq2SeqTask(Task):
     """NLL (+ the eq. 9 attention loss on self-contained distractions); selection on validation perplexity."""
 
@@ -226,14 +217,13 @@ def run_model(model, vocab, rows, args, device="cpu", scores: bool = True) -> di
     import torch
 
     from dialshift.models.seq2seq import attention_scores, collate, token_nll
+    from dialshift.training import sorted_batches
 
     model.eval()
-    likelihood, tokens, as_lists = np.zeros(len(rows)), np.zeros(len(rows), dtype=np.int64), []
-    examples = examples_of(rows, masks=[[0] * len(row["context"]) for row in rows])  # no mask is shown at test
-    order = np.argsort([len(row["context"]) for row in rows], kind="stable")
+    likelihood, tokens, as_lists = np.zeros(len(rows)), np.zeros(len(rows), dtype=np.int64), [None] * len(rows)
+    examples = [(row["context"], row["response"], [0] * len(row["context"])) for row in rows]  # no mask at test
     with torch.no_grad():
-        for start in range(0, len(order), args.eval_batch_size):
-            chosen = order[start : start + args.eval_batch_size]
+        for chosen in sorted_batches([len(row["context"]) for row in rows], args.eval_batch_size):
             batch = collate(vocab, [examples[i] for i in chosen], args.max_utterance_tokens,
                             args.max_response_tokens).to(device)
             output = model(batch)
@@ -242,10 +232,10 @@ def run_model(model, vocab, rows, args, device="cpu", scores: bool = True) -> di
             tokens[chosen] = batch.target_mask.sum(dim=1).cpu().numpy()
             if scores:
                 for position, row in enumerate(chosen):
-                    as_lists.append((row, attention_scores(output, batch, position, model.config.structure)))
+                    as_lists[row] = attention_scores(output, batch, position, model.config.structure)
     result = {"log_likelihood": likelihood, "tokens": tokens}
     if scores:
-        result["attention_scores"] = [values for _, values in sorted(as_lists, key=lambda item: item[0])]
+        result["attention_scores"] = as_lists
     return result
 
 
