@@ -37,10 +37,12 @@ from dialshift import __version__
 from dialshift.errors import DialshiftError
 from dialshift.io import (
     atomic_write,
+    files_digest,
     remove_stale_temporaries,
     restore_interrupted_swap,
     swap_folder,
     temporary_sibling,
+    update_digest,
 )
 
 README = "README.md"
@@ -347,11 +349,7 @@ def _check_config_name(name: str) -> None:
 
 def file_fingerprint(path) -> dict:
     """``{"size": bytes, "sha256": hex}`` of one file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"size": Path(path).stat().st_size, "sha256": digest.hexdigest()}
+    return {"size": Path(path).stat().st_size, "sha256": update_digest(hashlib.sha256(), path).hexdigest()}
 
 
 def config_fingerprints(folder, name: str, splits) -> dict:
@@ -456,8 +454,6 @@ def _arrow_nbytes(path: Path) -> int:
 
 def folder_fingerprint(folder) -> str:
     """A sha256 over every parquet file of the folder (path and bytes): the dataset revision of a local build."""
-    from dialshift.io import files_digest
-
     return files_digest(sorted(Path(folder).rglob("*.parquet")), root=folder)
 
 

@@ -100,11 +100,17 @@ def files_digest(paths, root=None) -> str:
     for path in map(Path, paths):
         name = path.relative_to(root).as_posix() if root is not None else path.name
         digest.update(name.encode() + b"\0")
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        update_digest(digest, path)
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def update_digest(digest, path):
+    """Feed the content of the file ``path`` into the ``hashlib`` object ``digest`` (in 1 MiB blocks); return it."""
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest
 
 
 @contextmanager
