@@ -72,23 +72,15 @@ def run_render(args) -> int:
 
 
 def run_export(args) -> int:
-    import json
     from pathlib import Path
 
-    from dialshift.errors import DialshiftError
     from dialshift.hub import check_repo_id
     from dialshift.io import atomic_write
     from dialshift.leaderboard import model_index
+    from dialshift.leaderboard.store import read_record
 
     check_repo_id(args.dataset_id)
-    path = Path(args.record)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise DialshiftError(f"{path}: not a readable results file ({type(error).__name__})") from None
-    if not isinstance(record, dict) or "config" not in record or "results" not in record:
-        raise DialshiftError(f"{path}: not a leaderboard results file (write one with `dialshift leaderboard score`)")
-    text = model_index(record, args.dataset_id)
+    text = model_index(read_record(args.record), args.dataset_id)
     if args.out:
         atomic_write(Path(args.out), text)
         print(f"wrote {args.out}")

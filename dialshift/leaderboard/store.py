@@ -109,9 +109,7 @@ def write_record(store, record: dict) -> Path:
     from dialshift.io import write_json_atomic
 
     config = record["config"]
-    path = record_path(store, config["family"], config["model_name"], config["method"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return write_json_atomic(path, record)
+    return write_json_atomic(record_path(store, config["family"], config["model_name"], config["method"]), record)
 
 
 def read_store(store) -> list[dict]:
@@ -123,14 +121,21 @@ def read_store(store) -> list[dict]:
     for path in sorted(store.rglob(f"*{RECORD_SUFFIX}")):
         if path.is_symlink():
             continue
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-            raise DialshiftError(f"{path}: not a valid results file ({type(error).__name__})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or \
-                not isinstance(record.get("results"), dict):
-            raise DialshiftError(f"{path}: not a leaderboard results file (expected {{\"config\": {{...}}, "
-                                 "\"results\": {...}})")
+        record = read_record(path)
         record["path"] = path.relative_to(store).as_posix()
         records.append(record)
     return records
+
+
+def read_record(path) -> dict:
+    """One results file of the store, checked to be ``{"config": {...}, "results": {...}}``; one-line errors."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, UnicodeDecodeError
+        raise DialshiftError(f"{path}: not a readable results file ({type(error).__name__})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("config"), dict) or \
+            not isinstance(record.get("results"), dict):
+        raise DialshiftError(f"{path}: not a leaderboard results file (expected {{\"config\": {{...}}, "
+                             "\"results\": {...}}; write one with `dialshift leaderboard score`)")
+    return record

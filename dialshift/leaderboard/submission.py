@@ -72,10 +72,6 @@ class Submission:
     files: dict = field(default_factory=dict)
     run: dict = field(default_factory=dict)
 
-    @property
-    def configs(self) -> list[str]:
-        return list(self.files)
-
 
 # ----------------------------------------------------------------------------------------------- metadata
 
