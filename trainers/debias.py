@@ -79,6 +79,12 @@ def binary_pairs(split: dict):
             for index, candidate in enumerate(candidates)]
 
 
+def candidate_pairs(split: dict) -> list[tuple]:
+    """Every (context, candidate) pair of a split's rows, row by row."""
+    return [(context, candidate) for context, candidates in zip(split["context"], split["candidates"], strict=True)
+            for candidate in candidates]
+
+
 def response_scores(model, encoder, pairs, batch_size: int, device) -> np.ndarray:
     """``logit 1 - logit 0`` (the log-odds that a response fits) of each (context, response) pair, length-sorted."""
     import torch
@@ -235,10 +241,7 @@ class DebiasTask(Task):
 
     def validate(self, model):
         unwrapped = self.accelerator.unwrap_model(model)
-        pairs = [(context, candidate) for context, candidates
-                 in zip(self.validation["context"], self.validation["candidates"], strict=True)
-                 for candidate in candidates]
-        scores = response_scores(unwrapped, self.encoder, pairs, self.args.eval_batch_size,
+        scores = response_scores(unwrapped, self.encoder, candidate_pairs(self.validation), self.args.eval_batch_size,
                                  self.accelerator.device).reshape(len(self.validation["id"]), -1)
         unwrapped.train()
         return float(np.mean(scores.argmax(axis=1) == np.asarray(self.validation["label"]))), {}
@@ -270,6 +273,7 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
 
     from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
+    from dialshift.models.uncertainty import softmax
     from dialshift.ranking.data import load_split
     from dialshift.training import read_model_meta
 
@@ -285,12 +289,9 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
         out = Path(out_dir) / config  # one folder per config: the subsample setting of run.json is per folder
         out.mkdir(parents=True, exist_ok=True)
         split = load_split(dataset, config, "test", limit, sample_seed)
-        pairs = [(context, candidate) for context, candidates in zip(split["context"], split["candidates"],
-                                                                     strict=True) for candidate in candidates]
-        scores = response_scores(model, encoder, pairs, batch_size, next(model.parameters()).device)
+        scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
         scores = scores.reshape(len(split["id"]), -1)
-        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
-        probabilities = shifted / shifted.sum(axis=1, keepdims=True)
+        probabilities = softmax(scores, axis=1)
         lines = [json.dumps({"id": uid, "scores": row.tolist(), "probabilities": p.tolist()})
                  for uid, row, p in zip(split["id"], scores, probabilities, strict=True)]
         (out / f"{config}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

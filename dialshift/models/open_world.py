@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.models.uncertainty import softmax
 
 METHODS = ("msp", "energy", "maha", "cosine", "knn", "adb")
 LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB"}
@@ -44,12 +45,6 @@ class Outputs:
         if self.logits.ndim != 2 or self.features.ndim != 2 or len(self.logits) != len(self.features):
             raise DialshiftError(f"outputs: logits {self.logits.shape} and features {self.features.shape} must be "
                                  "N x K and N x D with the same N")
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    exp = np.exp(shifted)
-    return exp / exp.sum(axis=1, keepdims=True)
 
 
 def _normalise(features: np.ndarray) -> np.ndarray:
