@@ -306,3 +306,19 @@ def test_push_publishes_the_dataset_the_metric_spaces_and_the_leaderboard_space(
     board = api.commits["org/dialshift-leaderboard"]
     assert f"./{wheel.name}[leaderboard]" in board["requirements.txt"].decode().splitlines()
     assert board[wheel.name] == wheel.read_bytes() and b"sdk: gradio" in board["README.md"]
+
+
+def test_render_writes_only_into_a_page_it_owns(tmp_path, dataset, submission, capsys):
+    """`render --out` on a user's folder must not delete its results/ or plots/: it is refused in one line."""
+    store = tmp_path / "store"
+    assert score(submission, dataset, store) == 0
+    mine = tmp_path / "thesis"
+    (mine / "results").mkdir(parents=True)
+    (mine / "results" / "table.csv").write_text("keep me")
+    assert main(["leaderboard", "render", str(store), "--out", str(mine), "--no-plots"]) == 2
+    assert "not a page dialshift rendered" in one_line_error(capsys)
+    assert (mine / "results" / "table.csv").read_text() == "keep me"
+    site = tmp_path / "site"
+    assert main(["leaderboard", "render", str(store), "--out", str(site), "--no-plots"]) == 0
+    assert main(["leaderboard", "render", str(store), "--out", str(site), "--no-plots"]) == 0  # re-render its own
+    assert (site / "index.html").is_file()

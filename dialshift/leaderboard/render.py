@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.configs import natural_key
+from dialshift.errors import DialshiftError
 
 #: Metrics where a lower value is better (every other metric: higher is better).
 LOWER_IS_BETTER = ("brier", "ece", "das_ratio", "mean_as_distractor")
@@ -143,6 +144,10 @@ def _format(value, column: Column) -> str:
     return str(value)
 
 
+#: Marks a folder as a rendered page: only such a folder (or a new or empty one) is written into.
+SITE_MARKER = ".dialshift-site"
+
+
 def render_site(store, out, *, plots: bool = True, title: str = "dialshift leaderboard") -> Path:
     """Write the static page for the results store ``store`` into ``out``; return the path of ``index.html``."""
     import jinja2
@@ -153,8 +158,13 @@ def render_site(store, out, *, plots: bool = True, title: str = "dialshift leade
 
     store, out = Path(store), Path(out)
     records = read_store(store)
+    if out.is_dir() and any(out.iterdir()) and not (out / SITE_MARKER).is_file():
+        shown = ", ".join(sorted(path.name for path in out.iterdir())[:5])
+        raise DialshiftError(f"--out {out}: not empty and not a page dialshift rendered (it holds {shown}); "
+                             "choose a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
-    for folder in ("results", "plots"):
+    atomic_write(out / SITE_MARKER, f"dialshift {__version__}: rendered by `dialshift leaderboard render`\n")
+    for folder in ("results", "plots"):  # ours: the folder is a page rendered before (its marker says so)
         shutil.rmtree(out / folder, ignore_errors=True)
     tables = family_tables(records)
     for table in tables:
