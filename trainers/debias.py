@@ -271,7 +271,7 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
     return the run descriptions."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.io import write_json_atomic
+    from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.debias import TurnEncoder
     from dialshift.models.uncertainty import softmax
     from dialshift.ranking.data import load_split
@@ -294,7 +294,7 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
         probabilities = softmax(scores, axis=1)
         lines = [json.dumps({"id": uid, "scores": row.tolist(), "probabilities": p.tolist()})
                  for uid, row, p in zip(split["id"], scores, probabilities, strict=True)]
-        (out / f"{config}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write(out / f"{config}.jsonl", "\n".join(lines) + "\n")
         runs[config] = {"run": {"model": meta.get("backbone"), "method": meta.get("variant"),
                                 "seeds": [meta.get("seed")], "model_dir": str(model_dir)},
                         "scoring": {"max_instances": limit, "sample_seed": sample_seed}}

@@ -244,7 +244,7 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
     ``attention_distribution`` task and summarise the unshifted ones in ``original.json``."""
     from dialshift.configs import expand_patterns
     from dialshift.hub import folder_configs
-    from dialshift.io import write_json_atomic
+    from dialshift.io import atomic_write, write_json_atomic
     from dialshift.scoring import ScoringSettings, score_files, write_results
 
     configs = folder_configs(dataset)
@@ -256,11 +256,11 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
         rows = load_rows(dataset, name, "test", args.max_eval_instances, 0)
         result = run_model(model, vocab, rows, args, device)
         path = out_dir / f"{name}.jsonl"
-        with open(path, "w", encoding="utf-8") as handle:
-            for row, values, ll, count in zip(rows, result["attention_scores"], result["log_likelihood"],
-                                              result["tokens"], strict=True):
-                handle.write(json.dumps({"id": row["id"], "attention_scores": [float(v) for v in values],
-                                         "log_likelihood": float(ll), "tokens": int(count)}) + "\n")
+        atomic_write(path, "".join(json.dumps({"id": row["id"], "attention_scores": [float(v) for v in values],
+                                                "log_likelihood": float(ll), "tokens": int(count)}) + "\n"
+                                    for row, values, ll, count in zip(rows, result["attention_scores"],
+                                                                      result["log_likelihood"], result["tokens"],
+                                                                      strict=True)))
         perplexity = float(np.exp(-result["log_likelihood"].sum() / result["tokens"].sum()))
         if configs[name].shifted:
             files[name] = path
