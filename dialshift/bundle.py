@@ -45,8 +45,6 @@ from dialshift.errors import DialshiftError
 BUNDLE_FILE = "bundle.json"
 BUNDLE_FORMAT = "dialshift-bundle/1"
 LIMIT_BYTES = 60 * 2**20
-RETURN_FILES, RETURN_BYTES = 8, 16_000_000
-STEP_SECONDS = 9 * 60
 WHEEL_PACKAGES = ("datasets", "evaluate", "nltk", "dill", "multiprocess", "fsspec")
 PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 #: The fp16 weights, zstd-compressed (pyarrow's codec; level 3 saves about 8 %, higher levels no more).

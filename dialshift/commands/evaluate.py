@@ -23,7 +23,7 @@ example:
   dialshift evaluate --model-dir runs/seed0 runs/seed1 runs/seed2 runs/seed3 runs/seed4 \\
       --method vanilla dropout ensemble temperature --dataset build/dialshift \\
       --configs dailydialog 'uw_*' 'kw_*' 'ic_*' 'sr_*' --out results/lee
-  dialshift evaluate --attention --model-dir runs/seed0 --dataset build/dialshift \
+  dialshift evaluate --attention --model-dir runs/seed0 --dataset build/dialshift \\
       --configs 'dailydialog_distract_*' --out results/ranker_das
 """
 
