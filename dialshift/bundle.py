@@ -553,8 +553,11 @@ def read_returned(paths) -> dict:
             if missing:
                 raise DialshiftError(f"{path}: its passes {', '.join(missing)} were not brought back; fetch them or "
                                      f"rerun step {step}")
-            loaded = [np.load(p) for p in parts]
-            arrays = {key: np.stack([z[key] for z in loaded]) for key in loaded[0].files}
+            loaded = []
+            for part in parts:  # read each pass whole, closing its file
+                with np.load(part) as archive:
+                    loaded.append({key: archive[key] for key in archive.files})
+            arrays = {key: np.stack([z[key] for z in loaded]) for key in loaded[0]}
         else:
             npz = path.with_suffix(".npz")
             if not npz.is_file():
@@ -584,7 +587,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     ``OUT/summary.json`` and ``OUT/results.md``; returns the summary."""
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.uncertainty import fit_temperature, negative_log_likelihood
-    from dialshift.ranking.data import dataset_revision, load_split
+    from dialshift.ranking.data import dataset_revision, read_columns
     from dialshift.ranking.evaluation import write_method
     from dialshift.scoring import ScoringSettings, check_output_dir
     from dialshift.scoring.report import write_report
@@ -597,7 +600,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     configs = list(protocol["test_configs"])
     ids = {}
     for name in configs:
-        ids[name] = load_split(dataset, name, "test", protocol["max_instances"], 0)["id"]
+        ids[name] = read_columns(dataset, name, "test", ["id"], protocol["max_instances"], 0).column("id").to_pylist()
     for entry in steps.values():
         for name, digest in entry["description"]["ids"].items():
             if name not in ids or _ids_digest(ids[name]) != digest:
