@@ -83,6 +83,17 @@ class BuildResult:
     facts: dict = field(default_factory=dict)
 
 
+def rows_to_dataset(rows: list[dict], features):
+    """Rows (dicts holding every feature) -> ``datasets.Dataset`` through one typed Arrow table, much faster than
+    ``Dataset.from_dict``; the shared helper of the families' builds."""
+    import pyarrow as pa
+    from datasets import Dataset, DatasetInfo
+
+    table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in features},
+                                 schema=features.arrow_schema)
+    return Dataset(table, info=DatasetInfo(features=features))
+
+
 class Family:
     """Base class of a benchmark family. Subclasses set the class attributes and implement the methods."""
 

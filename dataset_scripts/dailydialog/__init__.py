@@ -11,7 +11,7 @@ from pathlib import Path
 from dialshift.configs import BenchmarkConfig, ShiftGroup
 from dialshift.errors import DialshiftError
 from dialshift.parallel import fork_map, get_shared, shared
-from dialshift.registry import BuildContext, BuildResult, Family, option
+from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.lexical import ratio_name
 from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, UW_RULES, WordRules, target_count
@@ -184,14 +184,7 @@ def features():
 
 
 def to_dataset(rows: list[dict]):
-    """Rows -> ``datasets.Dataset`` through one typed Arrow table (much faster than ``Dataset.from_dict``)."""
-    import pyarrow as pa
-    from datasets import Dataset, DatasetInfo
-
-    schema = features()
-    table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in schema},
-                                 schema=schema.arrow_schema)
-    return Dataset(table, info=DatasetInfo(features=schema))
+    return rows_to_dataset(rows, features())
 
 
 def _fingerprint_model(model_dir: Path) -> str:

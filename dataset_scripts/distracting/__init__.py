@@ -13,7 +13,7 @@ block at the start, the middle or the end of the History). Insertion is the publ
 from dataclasses import dataclass
 
 from dialshift.configs import BenchmarkConfig, ShiftGroup
-from dialshift.registry import BuildContext, BuildResult, Family, option
+from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 from dialshift.shifts.base import InstanceRandom
 from dialshift.shifts.distraction import (
     DistractingInsertion,
@@ -128,12 +128,7 @@ def features():
 
 
 def to_dataset(rows: list[dict]):
-    import pyarrow as pa
-    from datasets import Dataset, DatasetInfo
-
-    schema = features()
-    table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in schema}, schema=schema.arrow_schema)
-    return Dataset(table, info=DatasetInfo(features=schema))
+    return rows_to_dataset(rows, features())
 
 
 def plain_row(pair) -> dict:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from dialshift.configs import BenchmarkConfig
 from dialshift.errors import DialshiftError
-from dialshift.registry import BuildContext, BuildResult, Family, option
+from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 
 from .pipeline import TYPES, adversarial_rows, assign_splits, check_adversarial_files, chitchat_dialogues, chitchat_rows
 
@@ -87,15 +87,6 @@ def chitchat_features():
                      "label": Value("int32"), "context_turns": Value("int32")})
 
 
-def to_dataset(rows: list[dict], schema):
-    """Rows -> ``datasets.Dataset`` through one typed Arrow table."""
-    import pyarrow as pa
-    from datasets import Dataset, DatasetInfo
-
-    table = pa.Table.from_pydict({name: [row[name] for row in rows] for name in schema}, schema=schema.arrow_schema)
-    return Dataset(table, info=DatasetInfo(features=schema))
-
-
 def _example(row: dict) -> dict:
     """The first case of a type, as the card shows it (Table 1 of the paper shows one per type)."""
     return {"id": row["id"], "context": row["context"], "correct": row["candidates"][row["label"]],
@@ -134,7 +125,7 @@ class KoreanFamily(Family):
             for config in adversarial:
                 kinds = set(config.parameters["types"])
                 chosen = [row for row in rows if row["type"] in kinds]
-                built[config.name] = DatasetDict({"test": to_dataset(chosen, adversarial_features())})
+                built[config.name] = DatasetDict({"test": rows_to_dataset(chosen, adversarial_features())})
                 facts[config.name] = {
                     "cases": len(chosen),
                     "per_type": {kind: sum(row["type"] == kind for row in chosen) for kind in TYPES
@@ -153,7 +144,7 @@ class KoreanFamily(Family):
             parts, split_facts = {}, {}
             for split, members in splits.items():
                 rows = chitchat_rows(members, split, context.seed)
-                parts[split] = to_dataset(rows, chitchat_features())
+                parts[split] = rows_to_dataset(rows, chitchat_features())
                 candidates = len(rows[0]["candidates"]) if rows else 0
                 split_facts[split] = {
                     "instances": len(rows), "pairs": len(rows) * candidates, "candidates": candidates,
