@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.metrics import f1_score
 
 from dialshift.errors import DialshiftError
 from dialshift.models.open_world import METHODS, Method, Outputs, decide, fit_methods, select_threshold
@@ -49,7 +50,8 @@ def blobs(seed=0, n=40):
     features = centres[labels] + rng.normal(0, 0.3, (2 * n, 4))
     logits = np.stack([features[:, 0], features[:, 1]], axis=1)
     oos = np.array([[0, 0, 5.0, 0], [0, 0, 0, 5.0], [0, 0, -5.0, 0], [0, 0, 0, -5.0]]) + rng.normal(0, 0.3, (4, 4))
-    return Outputs(logits, features), labels, Outputs(oos[:, :2] * 0 + 0.1, oos)
+    dropout = [features + rng.normal(0, 0.3, features.shape) for _ in range(3)]  # what dropout does to distances
+    return Outputs(logits, features, dropout_features=dropout), labels, Outputs(oos[:, :2] * 0 + 0.1, oos)
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -62,8 +64,8 @@ def test_every_method_separates_blobs(name):
     test, test_labels, test_oos = blobs(seed=1)
     predictions, scores = method.predict(test, 2)
     assert (method.classes_and_scores(test)[0] == test_labels).mean() >= 0.95
-    # thresholds sit at the lowest accepted hold score; ADB's radius at the median distance (its loss's balance)
-    assert (predictions == test_labels).mean() >= (0.3 if name == "adb" else 0.8)
+    # thresholds sit at the lowest accepted hold score; ADB's radius at the median distance of the dropout features
+    assert (predictions == test_labels).mean() >= 0.8
     oos_predictions, oos_scores = method.predict(test_oos, 2)
     if name in ("maha", "cosine", "knn", "adb"):  # feature-space methods see the OOS points as far away
         assert (oos_predictions == 2).all()
@@ -84,12 +86,50 @@ def test_mahalanobis_and_cosine_scores_by_hand():
     assert score[0] == pytest.approx(-2.0)
 
 
-def test_adb_radius_grows_to_cover_its_class():
+def test_adb_radius_sits_at_the_median_distance_of_what_it_is_trained_on():
     train, labels, _ = blobs()
-    state = Method("adb", 2).fit(train, labels, adb_epochs=80).state
+    clean = Outputs(train.logits, train.features)  # no dropout passes: eval-mode distances
+    state = Method("adb", 2).fit(clean, labels, adb_epochs=80).state
     distances = np.linalg.norm(train.features - state["centroids"][labels], axis=1)
-    for k in (0, 1):  # the boundary loss balances points inside and outside: the radius sits near the median
-        assert np.quantile(distances[labels == k], 0.2) < state["radii"][k] < distances[labels == k].max() * 1.5
+    for k in (0, 1):  # the boundary loss balances points inside and outside
+        assert np.quantile(distances[labels == k], 0.3) < state["radii"][k] < np.quantile(distances[labels == k], 0.7)
+    assert state["dropout_passes"] == 0 and state["epochs_run"] == 80 and state["validation_f1"] is None
+
+
+def test_adb_trained_on_dropout_features_accepts_most_training_utterances():
+    train, labels, _ = blobs()
+    clean = Outputs(train.logits, train.features)
+    method = Method("adb", 2).fit(train, labels, adb_epochs=80)
+    assert method.state["dropout_passes"] == 3
+    accepted = (method.predict(clean, 2)[0] == labels).mean()
+    # eval-mode features lie well inside the dropout-trained boundary (here 84 %; chi-square: P(X4 < 2 median) = 0.85)
+    assert accepted >= 0.8
+    assert (Method("adb", 2).fit(clean, labels, adb_epochs=80).predict(clean, 2)[0] == labels).mean() <= 0.6
+
+
+def test_adb_early_stopping_keeps_the_best_validation_epoch():
+    train, labels, _ = blobs()
+    validation, validation_labels, _ = blobs(seed=2)
+    state = Method("adb", 2).fit(train, labels, validation=(validation, validation_labels), adb_epochs=300,
+                                 adb_patience=5, adb_lr=0.5).state
+    assert state["epochs_run"] < 300  # the macro-F1 plateaus once the boundaries enclose the class
+    assert state["epochs_run"] - state["kept_epoch"] == 5
+    classes, scores = Method("adb", 2, state=state).classes_and_scores(validation)
+    kept_f1 = f1_score(validation_labels, np.where(scores >= 0, classes, 2), average="macro")
+    assert state["validation_f1"] == pytest.approx(kept_f1)
+
+
+def test_outputs_refuse_dropout_passes_of_another_shape():
+    with pytest.raises(DialshiftError, match=r"dropout pass 0 has shape \(2, 3\)"):
+        Outputs(np.zeros((2, 2)), np.zeros((2, 4)), dropout_features=[np.zeros((2, 3))])
+
+
+def test_knn_neighbours_capped_below_the_smallest_class():
+    train, labels, _ = blobs(n=5)
+    assert Method("knn", 2).fit(train, labels, knn_neighbors=20).state["n_neighbors"] == 4
+    assert Method("knn", 2).fit(*blobs(n=40)[:2], knn_neighbors=20).state["n_neighbors"] == 20
+    with pytest.raises(DialshiftError, match="smallest class: 1"):
+        Method("knn", 2).fit(Outputs(np.zeros((3, 2)), np.zeros((3, 2))), np.array([0, 1, 1]))
 
 
 def test_unknown_method_and_uncalibrated_predict():
@@ -145,6 +185,9 @@ def test_trainer_runs_every_method_on_the_tiny_model(covariate_folder, tmp_path)
     lines = (out / "clinc14_cov_5shot" / "seed_0" / "predictions" / "maha" / "cov_test" / "clinc14_cov_5shot.jsonl")
     assert len(lines.read_text().splitlines()) == 1420
     assert not list((out / "clinc14_cov_5shot" / "seed_0" / "model").glob("*.safetensors"))
+    fitted = json.loads((out / "clinc14_cov_5shot" / "seed_0" / "run.json").read_text())["fitted"]
+    assert fitted["adb"]["dropout_passes"] == 5 and 1 <= fitted["adb"]["kept_epoch"] <= fitted["adb"]["epochs_run"] <= 3
+    assert fitted["knn"]["n_neighbors"] == 4  # 5 training utterances per intent
 
 
 @pytest.mark.data

@@ -10,10 +10,11 @@ bert-base-uncased) is fine-tuned with cross-entropy on the in-scope intents of t
 lr 2e-5, batch 64, the paper's settings; `--num-epochs` epochs, the weights with the best in-scope accuracy on
 `validation` kept) on the runner of :mod:`dialshift.training`. Then every method of
 :mod:`dialshift.models.open_world` (MSP, Energy, Mahalanobis, Cosine, KNN-C, ADB) is fitted on the training
-features, its threshold chosen on `validation_hold` by maximising Acc_in + Recall_out (ADB keeps its learnt
-boundaries), and its predictions on `test` and `cov_test` are written in the submission format of the
-`open_world_intent` task (`{"id", "prediction", "score"}` lines) and scored by the task-generic pipeline
-(:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with bootstrap intervals).
+features, its threshold chosen on `validation_hold` by maximising Acc_in + Recall_out (ADB keeps its own
+boundaries, learnt as in its released code on training features drawn with dropout active, early-stopped on the
+macro-F1 of the in-scope `validation` utterances), and its predictions on `test` and `cov_test` are written in the
+submission format of the `open_world_intent` task (`{"id", "prediction", "score"}` lines) and scored by the
+task-generic pipeline (:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with bootstrap intervals).
 
 Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
 predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
@@ -54,14 +55,23 @@ def parse_args(argv=None):
     p.add_argument("--eval-batch-size", type=int, default=128)
     p.add_argument("--max-length", type=int, default=64, help="tokens per utterance")
     p.add_argument("--knn-neighbors", type=int, default=20, help="KNN-C: neighbours of the local outlier factor")
-    p.add_argument("--adb-epochs", type=int, default=100, help="ADB: boundary-learning epochs")
+    p.add_argument("--adb-epochs", type=int, default=100, help="ADB: most boundary-learning epochs (ADB's default)")
+    p.add_argument("--adb-patience", type=int, default=10,
+                   help="ADB: stop after this many epochs without a better in-scope validation macro-F1 (ADB's "
+                        "wait_patient)")
+    p.add_argument("--adb-dropout-passes", type=int, default=5,
+                   help="ADB: passes over the training utterances with dropout active; the boundary loss reads one "
+                        "per epoch in turn, as ADB's code draws fresh dropout features every epoch (0: eval-mode "
+                        "features, boundaries at the median distance)")
     p.add_argument("--replicates", type=int, default=200, help="bootstrap replicates of each scored file")
     p.add_argument("--keep-models", action="store_true", help="keep the fine-tuned weights of every seed")
     args = p.parse_args(argv)
     for name in ("num_seeds", "batch_size", "eval_batch_size", "max_length", "knn_neighbors", "adb_epochs",
-                 "replicates"):
+                 "adb_patience", "replicates"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.adb_dropout_passes < 0:
+        p.error("--adb-dropout-passes must be 0 or more")
     return args
 
 
@@ -104,11 +114,24 @@ class Encoder:
                                  return_tensors="pt")
         return {key: value.to(device) for key, value in encoded.items()}
 
-    def outputs(self, model, texts, batch_size: int, device):
-        """:class:`~dialshift.models.open_world.Outputs` of ``texts`` (length-sorted batches, input order kept)."""
+    def outputs(self, model, texts, batch_size: int, device, *, dropout_passes: int = 0, seed: int = 0):
+        """:class:`~dialshift.models.open_world.Outputs` of ``texts`` (length-sorted batches, input order kept), read
+        in eval mode; with ``dropout_passes``, also that many passes of features with dropout active (for ADB), their
+        draws seeded by ``seed``."""
         import torch
 
         from dialshift.models.open_world import Outputs
+
+        logits, features = self._forward(model, texts, batch_size, device, train_mode=False)
+        torch.manual_seed(seed)
+        passes = [self._forward(model, texts, batch_size, device, train_mode=True)[1] for _ in range(dropout_passes)]
+        model.eval()
+        return Outputs(logits, features, dropout_features=passes)
+
+    def _forward(self, model, texts, batch_size: int, device, *, train_mode: bool):
+        """``(logits, features)`` arrays of ``texts``, with dropout active when ``train_mode``."""
+        import torch
+
         from dialshift.training import sorted_batches
 
         head = getattr(model, "classifier", None) or getattr(model, "score", None)
@@ -118,7 +141,7 @@ class Encoder:
         hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
         lengths = [len(text) for text in texts]
         logits, features = [None] * len(texts), [None] * len(texts)
-        model.eval()
+        model.train(train_mode)
         try:
             with torch.no_grad():
                 for rows in sorted_batches(lengths, batch_size):
@@ -129,7 +152,7 @@ class Encoder:
                         logits[row], features[row] = out[i].float().cpu().numpy(), x[i].float().cpu().numpy()
         finally:
             hook.remove()
-        return Outputs(np.stack(logits), np.stack(features))
+        return np.stack(logits), np.stack(features)
 
 
 class IntentTask(Task):
@@ -235,11 +258,17 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     device = task.accelerator.device
     model.to(device)
     data, oos = loaded["data"], loaded["oos"]
-    outputs = {split: task.encoder.outputs(model, list(data[split]["text"]), args.eval_batch_size, device)
+    adb = "adb" in args.methods
+    outputs = {split: task.encoder.outputs(model, list(data[split]["text"]), args.eval_batch_size, device,
+                                           dropout_passes=args.adb_dropout_passes if adb and split == "train" else 0,
+                                           seed=seed)
                for split in ("train", "validation_hold", *SPLITS)}
+    validation = (task.encoder.outputs(model, task.val_texts, args.eval_batch_size, device), task.val_labels) \
+        if adb else None
     methods = fit_methods(args.methods, outputs["train"], task.labels, outputs["validation_hold"],
-                          np.asarray(data["validation_hold"]["label"]), oos, seed=seed,
-                          knn_neighbors=args.knn_neighbors, adb_epochs=args.adb_epochs)
+                          np.asarray(data["validation_hold"]["label"]), oos, seed=seed, validation=validation,
+                          knn_neighbors=args.knn_neighbors, adb_epochs=args.adb_epochs,
+                          adb_patience=args.adb_patience)
     results, saved = {}, {}
     for name, method in methods.items():
         for split in SPLITS:
@@ -257,7 +286,11 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     del model
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    return {"results": results, "thresholds": {n: m.threshold for n, m in methods.items()},
+    fitted = {"adb": {key: methods["adb"].state[key] for key in ("epochs_run", "kept_epoch", "validation_f1",
+                                                                 "dropout_passes")}} if adb else {}
+    if "knn" in methods:
+        fitted["knn"] = {"n_neighbors": methods["knn"].state["n_neighbors"]}
+    return {"results": results, "thresholds": {n: m.threshold for n, m in methods.items()}, "fitted": fitted,
             "train_seconds": train_seconds,
             "train_examples": round(len(task.labels) * meta["steps"] / -(-len(task.labels) // args.batch_size)),
             "train_steps_per_second": meta.get("train_steps_per_second"), "selected_step": meta["selected_step"],

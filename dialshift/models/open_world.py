@@ -14,7 +14,9 @@ method's threshold:
   ``n_neighbors`` cosine nearest training features (``sklearn.neighbors.LocalOutlierFactor``, novelty mode);
 * ``adb``: adaptive decision boundaries (Zhang et al. 2021): class centroids of the training features and one learnt
   radius per class; the class is the nearest centroid and the utterance is out-of-scope when it lies outside that
-  centroid's boundary (ADB's own rule, no threshold); its score is ``radius - distance``.
+  centroid's boundary (ADB's own rule, no threshold); its score is ``radius - distance``. As in ADB's released code
+  (thuiar/TEXTOIR), the radii are learnt on training features drawn with dropout active (``Outputs.dropout_features``)
+  and the epoch with the best macro-F1 on in-scope validation utterances is kept (:func:`fit_adb`).
 
 The class of the score-based methods (all but ADB) is the classifier's argmax. Their thresholds are chosen on
 VAL-HOLD by maximising ``Acc_in + Recall_out`` (:func:`select_threshold`), as the paper does for MSP, Maha and Cosine;
@@ -34,10 +36,13 @@ LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", 
 
 @dataclass
 class Outputs:
-    """A split's classifier outputs: ``logits`` (N x K) and ``features`` (N x D)."""
+    """A split's classifier outputs: ``logits`` (N x K) and ``features`` (N x D), read with the encoder in eval mode;
+    optionally ``dropout_features``, the same utterances' features from passes with dropout active (ADB's boundary
+    learning reads these, one pass per epoch in turn)."""
 
     logits: np.ndarray
     features: np.ndarray
+    dropout_features: list = field(default_factory=list)
 
     def __post_init__(self):
         self.logits = np.asarray(self.logits, dtype=np.float64)
@@ -45,6 +50,11 @@ class Outputs:
         if self.logits.ndim != 2 or self.features.ndim != 2 or len(self.logits) != len(self.features):
             raise DialshiftError(f"outputs: logits {self.logits.shape} and features {self.features.shape} must be "
                                  "N x K and N x D with the same N")
+        self.dropout_features = [np.asarray(f, dtype=np.float64) for f in self.dropout_features]
+        for i, passed in enumerate(self.dropout_features):
+            if passed.shape != self.features.shape:
+                raise DialshiftError(f"outputs: dropout pass {i} has shape {passed.shape}, the features "
+                                     f"{self.features.shape}")
 
 
 def _normalise(features: np.ndarray) -> np.ndarray:
@@ -111,8 +121,12 @@ class Method:
     def own_rule(self) -> bool:
         return self.name == "adb"
 
-    def fit(self, train: Outputs, labels: np.ndarray, *, seed: int = 0, knn_neighbors: int = 20,
-            adb_epochs: int = 100, adb_lr: float = 0.05, adb_batch_size: int = 128) -> "Method":
+    def fit(self, train: Outputs, labels: np.ndarray, *, validation: tuple[Outputs, np.ndarray] | None = None,
+            seed: int = 0, knn_neighbors: int = 20, adb_epochs: int = 100, adb_lr: float = 0.05,
+            adb_batch_size: int = 128, adb_patience: int = 10) -> "Method":
+        """Fit on the training outputs and their in-scope ``labels``. ``validation`` (in-scope outputs and labels) is
+        read by ADB only, for its early stopping. KNN-C's neighbours are capped at one less than the smallest class's
+        training count, so that in few-shot configs an in-scope utterance's neighbourhood stays inside its class."""
         labels = np.asarray(labels, dtype=np.int64)
         if self.name in ("msp", "energy"):
             return self
@@ -128,14 +142,18 @@ class Method:
         elif self.name == "knn":
             from sklearn.neighbors import LocalOutlierFactor
 
-            neighbours = min(knn_neighbors, len(labels) - 1)
+            smallest = int(np.bincount(labels, minlength=self.num_classes).min())
+            neighbours = min(knn_neighbors, smallest - 1, len(labels) - 1)
             if neighbours < 1:
-                raise DialshiftError("KNN-C needs at least 2 training utterances")
-            self.state = {"lof": LocalOutlierFactor(n_neighbors=neighbours, metric="cosine", novelty=True)
+                raise DialshiftError(f"KNN-C needs at least 2 training utterances per class (smallest class: "
+                                     f"{smallest})")
+            self.state = {"n_neighbors": neighbours,
+                          "lof": LocalOutlierFactor(n_neighbors=neighbours, metric="cosine", novelty=True)
                           .fit(_normalise(train.features))}
         elif self.name == "adb":
-            self.state = fit_adb(train.features, labels, self.num_classes, seed=seed, epochs=adb_epochs, lr=adb_lr,
-                                 batch_size=adb_batch_size)
+            self.state = fit_adb(train.features, labels, self.num_classes, dropout_features=train.dropout_features,
+                                 validation=validation, seed=seed, epochs=adb_epochs, lr=adb_lr,
+                                 batch_size=adb_batch_size, patience=adb_patience)
         else:
             raise DialshiftError(f"unknown open-world method {self.name!r}; one of {', '.join(METHODS)}")
         return self
@@ -157,9 +175,7 @@ class Method:
         if self.name == "knn":
             return classes, self.state["lof"].score_samples(_normalise(outputs.features))
         if self.name == "adb":
-            distances = np.linalg.norm(outputs.features[:, None, :] - self.state["centroids"][None], axis=2)
-            nearest = distances.argmin(axis=1)
-            return nearest, self.state["radii"][nearest] - distances[np.arange(len(nearest)), nearest]
+            return adb_predict(outputs.features, self.state["centroids"], self.state["radii"])
         raise DialshiftError(f"unknown open-world method {self.name!r}")
 
     def calibrate(self, hold: Outputs, labels: np.ndarray, oos_label: int) -> "Method":
@@ -180,28 +196,50 @@ class Method:
         return decide(classes, scores, threshold, oos_label), scores
 
 
-def fit_adb(features: np.ndarray, labels: np.ndarray, num_classes: int, *, seed: int = 0, epochs: int = 100,
-            lr: float = 0.05, batch_size: int = 128) -> dict:
-    """ADB's boundary learning (Zhang et al. 2021, §3.2) on frozen features.
+def adb_predict(features: np.ndarray, centroids: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ADB's rule: ``(nearest centroid, radius - distance)``; the utterance is out-of-scope where the score is < 0."""
+    distances = np.linalg.norm(features[:, None, :] - centroids[None], axis=2)
+    nearest = distances.argmin(axis=1)
+    return nearest, radii[nearest] - distances[np.arange(len(nearest)), nearest]
 
-    Centroids are the class means; the radii are ``softplus(delta)`` with ``delta ~ N(0, 1)`` initialised under
-    ``seed``, trained with Adam (lr 0.05, ADB's default) on the boundary loss
-    ``mean(relu(d - r_y)) + mean(relu(r_y - d))`` over mini-batches (``d``: distance to the own centroid), so a
-    radius grows while its class's points lie outside and shrinks while they lie inside. ADB's early stopping on
-    validation accuracy is replaced by a fixed ``epochs`` (the loss converges well within 100 epochs here).
+
+def fit_adb(features: np.ndarray, labels: np.ndarray, num_classes: int, *, dropout_features=(),
+            validation: tuple[Outputs, np.ndarray] | None = None, seed: int = 0, epochs: int = 100, lr: float = 0.05,
+            batch_size: int = 128, patience: int = 10) -> dict:
+    """ADB's boundary learning (Zhang et al. 2021, §3.2) on a frozen encoder, as its released code does it.
+
+    Centroids are the class means of the eval-mode training ``features``. The radii are ``softplus(delta)`` with
+    ``delta ~ N(0, 1)`` initialised under ``seed``, trained with Adam (lr 0.05, ADB's default) on the boundary loss
+    ``mean(relu(d - r_y)) + mean(relu(r_y - d))`` over shuffled mini-batches, ``d`` being a training utterance's
+    distance to its own centroid. The loss balances at the median distance, so what ``d`` is matters: ADB computes it
+    on features drawn with the encoder in train mode (dropout active, a fresh draw each epoch), which lie farther from
+    the centroids than the eval-mode features met at test time, so the learnt boundaries enclose most in-scope
+    utterances. Here epoch ``e`` reads ``dropout_features[e % passes]``; without dropout passes it falls back to the
+    eval-mode features (boundaries at the median: about half of the in-scope utterances rejected).
+
+    After every epoch, when ``validation`` (in-scope outputs and labels) is given, the macro-F1 of ADB's decisions on
+    it (open label = ``num_classes``; sklearn's ``f1_score``) decides: the radii of the best epoch are kept and training
+    stops after ``patience`` epochs without improvement (ADB's ``wait_patient``). Returns the centroids, the radii and
+    a record of the epochs run, the kept epoch and its validation macro-F1.
     """
     import torch
+    from sklearn.metrics import f1_score
 
+    labels = np.asarray(labels, dtype=np.int64)
     centroids = class_means(features, labels, num_classes)
+    passes = list(dropout_features) or [features]
+    own = centroids[labels]
+    distances = [torch.as_tensor(np.linalg.norm(np.asarray(x, dtype=np.float64) - own, axis=1)) for x in passes]
     generator = torch.Generator().manual_seed(seed)
     delta = torch.nn.Parameter(torch.randn(num_classes, generator=generator, dtype=torch.float64))
     optimiser = torch.optim.Adam([delta], lr=lr)
-    x = torch.as_tensor(features, dtype=torch.float64)
     y = torch.as_tensor(labels)
-    own = torch.as_tensor(centroids, dtype=torch.float64)[y]
-    distance = torch.linalg.norm(x - own, dim=1)
     rng = np.random.default_rng([seed, 1])
-    for _ in range(epochs):
+    radii = lambda: torch.nn.functional.softplus(delta).detach().numpy().copy()  # noqa: E731
+    best = {"radii": radii(), "epoch": 0, "validation_f1": None}
+    wait = 0
+    for epoch in range(1, epochs + 1):
+        distance = distances[(epoch - 1) % len(distances)]
         order = rng.permutation(len(labels))
         for start in range(0, len(order), batch_size):
             rows = torch.as_tensor(order[start : start + batch_size])
@@ -212,15 +250,29 @@ def fit_adb(features: np.ndarray, labels: np.ndarray, num_classes: int, *, seed:
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-    return {"centroids": centroids, "radii": torch.nn.functional.softplus(delta).detach().numpy()}
+        if validation is None:
+            best = {"radii": radii(), "epoch": epoch, "validation_f1": None}
+            continue
+        classes, scores = adb_predict(validation[0].features, centroids, radii())
+        predicted = np.where(scores >= 0, classes, num_classes)
+        score = float(f1_score(np.asarray(validation[1]), predicted, average="macro"))
+        if best["validation_f1"] is None or score > best["validation_f1"]:
+            best, wait = {"radii": radii(), "epoch": epoch, "validation_f1": score}, 0
+        else:
+            wait += 1
+            if wait >= patience:
+                break
+    return {"centroids": centroids, "radii": best["radii"], "epochs_run": epoch, "kept_epoch": best["epoch"],
+            "validation_f1": best["validation_f1"], "dropout_passes": len(dropout_features)}
 
 
 def fit_methods(names, train: Outputs, train_labels, hold: Outputs, hold_labels, oos_label: int, *, seed: int = 0,
-                **options) -> dict[str, Method]:
-    """Fit every named method on the training outputs and calibrate it on VAL-HOLD."""
+                validation: tuple[Outputs, np.ndarray] | None = None, **options) -> dict[str, Method]:
+    """Fit every named method on the training outputs (``validation``: in-scope outputs and labels for ADB's early
+    stopping) and calibrate it on VAL-HOLD."""
     unknown = [name for name in names if name not in METHODS]
     if unknown:
         raise DialshiftError(f"unknown open-world method {unknown[0]!r}; choose from {', '.join(METHODS)}")
     num_classes = train.logits.shape[1]
-    return {name: Method(name, num_classes).fit(train, train_labels, seed=seed, **options)
+    return {name: Method(name, num_classes).fit(train, train_labels, validation=validation, seed=seed, **options)
             .calibrate(hold, hold_labels, oos_label) for name in names}
