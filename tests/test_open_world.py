@@ -9,7 +9,8 @@ import pytest
 from sklearn.metrics import f1_score
 
 from dialshift.errors import DialshiftError
-from dialshift.models.open_world import METHODS, Method, Outputs, decide, fit_methods, select_threshold
+from dialshift.models.open_world import (METHODS, Method, Outputs, convex_pairs, decide, fit_methods,
+                                         select_threshold)
 
 # ----------------------------------------------------------------------------------------------- thresholds
 
@@ -70,7 +71,7 @@ def test_every_method_separates_blobs(name):
     if name in ("maha", "cosine", "knn", "adb"):  # feature-space methods see the OOS points as far away
         assert (oos_predictions == 2).all()
         assert oos_scores.max() < np.median(scores)
-    assert method.own_rule == (name == "adb")
+    assert method.own_rule == (name == "adb")  # DCLOOS (own rule too) is tested below
 
 
 def test_mahalanobis_and_cosine_scores_by_hand():
@@ -132,6 +133,28 @@ def test_knn_neighbours_capped_below_the_smallest_class():
         Method("knn", 2).fit(Outputs(np.zeros((3, 2)), np.zeros((3, 2))), np.array([0, 1, 1]))
 
 
+def test_convex_pairs_mix_two_different_classes():
+    labels = np.array([0, 0, 0, 1, 2])
+    first, second, weight = convex_pairs(labels, 50, np.random.default_rng(0))
+    assert len(first) == len(second) == len(weight) == 50
+    assert (labels[first] != labels[second]).all()
+    assert ((weight >= 0) & (weight <= 1)).all()
+    again = convex_pairs(labels, 50, np.random.default_rng(0))
+    assert all((a == b).all() for a, b in zip((first, second, weight), again, strict=True))
+    assert [len(a) for a in convex_pairs(np.array([3, 3, 3]), 10, np.random.default_rng(0))] == [0, 0, 0]
+
+
+def test_dcloos_rejects_where_the_oos_logit_wins():
+    # K = 2 in-scope classes + oos: the third logit wins on the second and third rows
+    logits = np.array([[3.0, 1.0, 0.0], [1.0, 0.5, 2.0], [0.0, 0.0, 0.1]])
+    method = fit_methods(["dcloos"], Outputs(logits, np.zeros((3, 2))), np.array([0, 1, 0]),
+                         Outputs(logits, np.zeros((3, 2))), np.array([0, 2, 2]), 2)["dcloos"]
+    predictions, scores = method.predict(Outputs(logits, np.zeros((3, 2))), 2)
+    assert predictions.tolist() == [0, 2, 2]
+    assert scores == pytest.approx([3.0, -1.0, -0.1])
+    assert method.own_rule and method.threshold is None
+
+
 def test_unknown_method_and_uncalibrated_predict():
     train, labels, _ = blobs()
     with pytest.raises(DialshiftError, match="unknown open-world method 'odist'"):
@@ -188,6 +211,36 @@ def test_trainer_runs_every_method_on_the_tiny_model(covariate_folder, tmp_path)
     fitted = json.loads((out / "clinc14_cov_5shot" / "seed_0" / "run.json").read_text())["fitted"]
     assert fitted["adb"]["dropout_passes"] == 5 and 1 <= fitted["adb"]["kept_epoch"] <= fitted["adb"]["epochs_run"] <= 3
     assert fitted["knn"]["n_neighbors"] == 4  # 5 training utterances per intent
+
+
+@pytest.mark.data
+def test_trainer_dcloos_objective_on_the_tiny_model(covariate_folder, tmp_path):
+    sys.path.insert(0, "trainers")
+    from open_world import main
+
+    outliers = tmp_path / "outliers.txt"
+    outliers.write_text("How are you ? __eou__ Fine , thanks . __eou__\nwhat a lovely day\n\n", encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["--dataset", str(covariate_folder), "--config", "clinc14_cov_5shot", "--output-dir", str(out),
+                 "--model", "tiny", "--num-seeds", "1", "--max-steps", "2", "--no-progress", "--replicates", "5",
+                 "--objective", "dcloos", "--dcloos-outliers", str(outliers), "--eval-batch-size", "256"]) == 0
+    run = json.loads((out / "clinc14_cov_5shot" / "seed_0" / "run.json").read_text())
+    assert set(run["results"]) == {"dcloos"}
+    model = json.loads((out / "clinc14_cov_5shot" / "seed_0" / "model" / "dialshift_model.json").read_text())
+    assert model["open_domain_outliers"] == 3
+    assert (out / "confusion_clinc14_cov_5shot.png").exists()
+
+
+def test_dcloos_outliers_errors(tmp_path):
+    sys.path.insert(0, "trainers")
+    from open_world import read_outliers
+
+    assert read_outliers("none") == []
+    with pytest.raises(DialshiftError, match="is not a file"):
+        read_outliers(str(tmp_path / "missing.txt"))
+    (tmp_path / "empty.txt").write_text(" __eou__ \n", encoding="utf-8")
+    with pytest.raises(DialshiftError, match="holds no utterance"):
+        read_outliers(str(tmp_path / "empty.txt"))
 
 
 @pytest.mark.data

@@ -20,7 +20,10 @@ Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
 predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
 DIR/summary.json and DIR/summary.md (mean and std over seeds, test beside cov_test);
 DIR/confusion_<config>.png (Maha, first seed: test, cov_test without rejection, cov_test).
-Pseudo k+1 methods (ODIST, DCLOOS) are not implemented.
+With `--objective dcloos` the classifier is trained as DCLOOS's pseudo k+1 model instead (K + 1 outputs; in-scope
+utterances, open-domain outliers from `--dcloos-outliers` and convex combinations of in-scope features of two classes,
+the last two labelled `oos`; cross-entropy on logits / `--dcloos-temperature`; the weights with the best K + 1
+validation accuracy kept) and scored as the method `dcloos` (argmax over K + 1). ODIST is not implemented.
 """
 
 import argparse
@@ -50,7 +53,23 @@ def parse_args(argv=None):
                         "or a local folder / Hub id (e.g. bert-base-uncased, the paper's)")
     add_training_arguments(p, learning_rate=2e-5, num_epochs=10)
     p.add_argument("--num-seeds", type=int, default=10, help="seeds --seed, --seed+1, ... (the paper: 10)")
-    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS,
+                   help="methods on the cross-entropy classifier (ignored with --objective dcloos)")
+    p.add_argument("--objective", choices=("ce", "dcloos"), default="ce",
+                   help="'ce': cross-entropy over the K in-scope intents, then the --methods; 'dcloos': DCLOOS's K + 1 "
+                        "training with pseudo outliers (Zhan et al. 2021), scored as the method 'dcloos'")
+    p.add_argument("--dcloos-outliers", default="dailydialog", metavar="SOURCE",
+                   help="DCLOOS's open-domain outliers: 'dailydialog' (DailyDialog's training utterances under "
+                        "--data-dir; DCLOOS's code used SQuAD, which is not available offline), a text file (one "
+                        "utterance per line, or DailyDialog's '__eou__' lines), or 'none' (convex outliers only)")
+    p.add_argument("--data-dir", default=None, help="raw data folder for --dcloos-outliers dailydialog "
+                                                    "(default: $DIALSHIFT_DATA_DIR or ../shared/data)")
+    p.add_argument("--dcloos-open", type=float, default=1.0, metavar="R",
+                   help="open-domain outliers per in-scope utterance of a batch (DCLOOS's code: 200 per 200)")
+    p.add_argument("--dcloos-convex", type=float, default=2.0, metavar="R",
+                   help="convex pseudo outliers per in-scope utterance of a batch (DCLOOS's code: 400 per 200)")
+    p.add_argument("--dcloos-temperature", type=float, default=0.1,
+                   help="the logits are divided by this in the loss (DCLOOS's code: 0.1)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--eval-batch-size", type=int, default=128)
     p.add_argument("--max-length", type=int, default=64, help="tokens per utterance")
@@ -72,6 +91,10 @@ def parse_args(argv=None):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.adb_dropout_passes < 0:
         p.error("--adb-dropout-passes must be 0 or more")
+    if args.dcloos_open < 0 or args.dcloos_convex < 0 or args.dcloos_temperature <= 0:
+        p.error("--dcloos-open and --dcloos-convex must be 0 or more, --dcloos-temperature above 0")
+    if args.objective == "dcloos":
+        args.methods = ["dcloos"]
     return args
 
 
@@ -206,6 +229,94 @@ class IntentTask(Task):
         return {}
 
 
+def read_outliers(source: str, data_dir=None) -> list[str]:
+    """DCLOOS's open-domain outlier utterances from ``source`` ('none', 'dailydialog' or a text file), de-duplicated
+    in order of first appearance."""
+    from dialshift.data_dir import resolve_data_dir
+
+    if source == "none":
+        return []
+    path = resolve_data_dir(data_dir) / "dailydialog" / "train" / "dialogues_train.txt" if source == "dailydialog" \
+        else Path(source)
+    if not path.is_file():
+        raise DialshiftError(f"--dcloos-outliers: {path} is not a file (give a text file, 'dailydialog' or 'none')")
+    utterances = [part.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                  for part in line.split("__eou__")]
+    utterances = list(dict.fromkeys(u for u in utterances if u))
+    if not utterances:
+        raise DialshiftError(f"--dcloos-outliers: {path} holds no utterance")
+    return utterances
+
+
+class DcloosTask(IntentTask):
+    """DCLOOS (Zhan et al. 2021): cross-entropy over K + 1 classes on in-scope utterances, open-domain outliers and
+    convex combinations of in-scope features of two classes (the classifier head applied to the mixture), both kinds
+    of outlier labelled ``oos``; logits divided by a temperature; selection on K + 1 accuracy over all of
+    ``validation`` (in-scope and out-of-scope), as DCLOOS's code selects."""
+
+    def __init__(self, args, loaded: dict, seed: int):
+        super().__init__(args, loaded, seed)
+        self.outliers = read_outliers(args.dcloos_outliers, args.data_dir)
+        validation = loaded["data"]["validation"]
+        self.val_texts, self.val_labels = list(validation["text"]), np.asarray(validation["label"])
+
+    def build(self, accelerator):
+        import torch
+
+        from dialshift.models.backbones import load_backbone
+
+        self.accelerator = accelerator
+        model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos + 1)
+        if not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
+            raise DialshiftError(f"--objective dcloos needs a model whose 'classifier' is one linear layer over a "
+                                 f"pooled vector (BERT-style); {type(model).__name__} has another head")
+        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length)
+        return model
+
+    def epoch_batches(self, epoch, rng):
+        batches = []
+        for rows in super().epoch_batches(epoch, rng):
+            count = round(len(rows) * self.args.dcloos_open) if self.outliers else 0
+            batches.append({"rows": rows, "outliers": rng.integers(0, len(self.outliers), count) if count else [],
+                            "pair_seed": int(rng.integers(2**31))})
+        return batches
+
+    def loss(self, model, batch):
+        import torch
+
+        from dialshift.models.open_world import convex_pairs
+
+        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
+        rows, outliers = batch["rows"][share], list(batch["outliers"])[share]
+        device = self.accelerator.device
+        texts = [self.texts[r] for r in rows] + [self.outliers[o] for o in outliers]
+        labels = np.concatenate([self.labels[rows], np.full(len(outliers), self.oos)])
+        head = self.accelerator.unwrap_model(model).classifier
+        captured = {}
+        hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
+        try:
+            logits = model(**self.encoder.batch(texts, device)).logits
+        finally:
+            hook.remove()
+        pair_rng = np.random.default_rng([batch["pair_seed"], self.accelerator.process_index])
+        first, second, weight = convex_pairs(self.labels[rows], round(len(rows) * self.args.dcloos_convex), pair_rng)
+        if len(first):
+            x = captured["x"]
+            weight = torch.as_tensor(weight, dtype=x.dtype, device=device)[:, None]
+            logits = torch.cat([logits, head(weight * x[first] + (1 - weight) * x[second])])
+            labels = np.concatenate([labels, np.full(len(first), self.oos)])
+        return torch.nn.functional.cross_entropy(logits / self.args.dcloos_temperature,
+                                                 torch.as_tensor(labels, device=device))
+
+    def validate(self, model):
+        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
+        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
+
+    def describe(self):
+        return {**super().describe(), "objective": "dcloos", "open_domain_outliers": len(self.outliers),
+                "outlier_source": self.args.dcloos_outliers}
+
+
 # ----------------------------------------------------------------------------------------------- one run
 
 
@@ -243,7 +354,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     from dialshift.models.open_world import fit_methods
 
     model_dir = out / "model"
-    task = IntentTask(args, loaded, seed)
+    task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
     train_args = TrainingArguments(output_dir=model_dir, learning_rate=args.learning_rate, seed=seed,
                                    weight_decay=args.weight_decay, num_epochs=args.num_epochs,
                                    max_steps=args.max_steps, eval_steps=args.eval_steps,
@@ -350,7 +461,7 @@ def confusion_figure(run_dir: Path, names: list[str], path: Path, method: str = 
     panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
     gold, logits = saved["gold/cov_test"], saved["logits/cov_test"]
     inside = gold != oos
-    panels.append(("cov_test, in-scope, no rejection", gold[inside], logits[inside].argmax(axis=1)))
+    panels.append(("cov_test, in-scope, no rejection", gold[inside], logits[inside][:, :oos].argmax(axis=1)))
     panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
     figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
     for axis, (title, y, p) in zip(axes, panels, strict=True):
@@ -394,7 +505,8 @@ def main(argv=None) -> int:
                     for m, r in result["results"].items()), flush=True)
             if config in runs:
                 first = min(runs[config])
-                confusion_figure(out / config / f"seed_{first}", loaded["names"], out / f"confusion_{config}.png")
+                confusion_figure(out / config / f"seed_{first}", loaded["names"], out / f"confusion_{config}.png",
+                                 method="maha" if "maha" in args.methods else args.methods[0])
         if runs:
             summary = summarise(runs)
             write_json_atomic(out / "summary.json", {"summary": summary, "train_seconds": timing,

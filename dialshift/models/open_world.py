@@ -18,7 +18,14 @@ method's threshold:
   (thuiar/TEXTOIR), the radii are learnt on training features drawn with dropout active (``Outputs.dropout_features``)
   and the epoch with the best macro-F1 on in-scope validation utterances is kept (:func:`fit_adb`).
 
-The class of the score-based methods (all but ADB) is the classifier's argmax. Their thresholds are chosen on
+Pseudo k+1 method (a different training objective, ``trainers/open_world.py --objective dcloos``):
+
+* ``dcloos``: DCLOOS (Zhan et al. 2021): the classifier has ``K + 1`` outputs, trained with cross-entropy on the
+  in-scope utterances, open-domain outliers and convex combinations of in-scope features of two different classes
+  (:func:`convex_pairs`), the last two labelled out-of-scope; the decision is the argmax over ``K + 1`` (its own rule),
+  its score ``max in-scope logit - oos logit``.
+
+The class of the score-based methods (all but ADB and DCLOOS) is the classifier's argmax. Their thresholds are chosen on
 VAL-HOLD by maximising ``Acc_in + Recall_out`` (:func:`select_threshold`), as the paper does for MSP, Maha and Cosine;
 here Energy and KNN-C use the same rule (the paper follows their released code, which the paper does not detail).
 """
@@ -30,8 +37,10 @@ import numpy as np
 from dialshift.errors import DialshiftError
 from dialshift.models.uncertainty import softmax
 
-METHODS = ("msp", "energy", "maha", "cosine", "knn", "adb")
-LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB"}
+METHODS = ("msp", "energy", "maha", "cosine", "knn", "adb")  # on a classifier trained with cross-entropy over K
+PSEUDO_METHODS = ("dcloos",)  # on a classifier trained over K + 1 classes with pseudo outliers
+LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB",
+          "dcloos": "DCLOOS"}
 
 
 @dataclass
@@ -119,7 +128,7 @@ class Method:
 
     @property
     def own_rule(self) -> bool:
-        return self.name == "adb"
+        return self.name in ("adb", "dcloos")
 
     def fit(self, train: Outputs, labels: np.ndarray, *, validation: tuple[Outputs, np.ndarray] | None = None,
             seed: int = 0, knn_neighbors: int = 20, adb_epochs: int = 100, adb_lr: float = 0.05,
@@ -128,7 +137,7 @@ class Method:
         read by ADB only, for its early stopping. KNN-C's neighbours are capped at one less than the smallest class's
         training count, so that in few-shot configs an in-scope utterance's neighbourhood stays inside its class."""
         labels = np.asarray(labels, dtype=np.int64)
-        if self.name in ("msp", "energy"):
+        if self.name in ("msp", "energy", "dcloos"):
             return self
         if self.name == "maha":
             from sklearn.covariance import EmpiricalCovariance
@@ -155,7 +164,8 @@ class Method:
                                  validation=validation, seed=seed, epochs=adb_epochs, lr=adb_lr,
                                  batch_size=adb_batch_size, patience=adb_patience)
         else:
-            raise DialshiftError(f"unknown open-world method {self.name!r}; one of {', '.join(METHODS)}")
+            raise DialshiftError(f"unknown open-world method {self.name!r}; one of "
+                                 f"{', '.join(METHODS + PSEUDO_METHODS)}")
         return self
 
     def classes_and_scores(self, outputs: Outputs) -> tuple[np.ndarray, np.ndarray]:
@@ -176,6 +186,9 @@ class Method:
             return classes, self.state["lof"].score_samples(_normalise(outputs.features))
         if self.name == "adb":
             return adb_predict(outputs.features, self.state["centroids"], self.state["radii"])
+        if self.name == "dcloos":  # logits over K + 1, the last one out-of-scope
+            inside = outputs.logits[:, :-1]
+            return inside.argmax(axis=1), inside.max(axis=1) - outputs.logits[:, -1]
         raise DialshiftError(f"unknown open-world method {self.name!r}")
 
     def calibrate(self, hold: Outputs, labels: np.ndarray, oos_label: int) -> "Method":
@@ -266,13 +279,31 @@ def fit_adb(features: np.ndarray, labels: np.ndarray, num_classes: int, *, dropo
             "validation_f1": best["validation_f1"], "dropout_passes": len(dropout_features)}
 
 
+def convex_pairs(labels, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DCLOOS's self-supervised pseudo outliers: ``count`` draws of two positions ``(i, j)`` of ``labels`` with
+    different labels and a weight ``s ~ U(0, 1)``; the outlier is ``s * h_i + (1 - s) * h_j`` (Zhan et al. 2021, §3.1;
+    their code draws the pair uniformly and redraws same-label pairs). Empty arrays when all labels are equal."""
+    labels = np.asarray(labels)
+    if count <= 0 or len(np.unique(labels)) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    first, second = [], []
+    while sum(map(len, first)) < count:
+        i, j = rng.integers(0, len(labels), size=(2, 2 * count))
+        keep = labels[i] != labels[j]
+        first.append(i[keep])
+        second.append(j[keep])
+    first, second = np.concatenate(first)[:count], np.concatenate(second)[:count]
+    return first, second, rng.uniform(0.0, 1.0, count)
+
+
 def fit_methods(names, train: Outputs, train_labels, hold: Outputs, hold_labels, oos_label: int, *, seed: int = 0,
                 validation: tuple[Outputs, np.ndarray] | None = None, **options) -> dict[str, Method]:
     """Fit every named method on the training outputs (``validation``: in-scope outputs and labels for ADB's early
     stopping) and calibrate it on VAL-HOLD."""
-    unknown = [name for name in names if name not in METHODS]
+    unknown = [name for name in names if name not in METHODS + PSEUDO_METHODS]
     if unknown:
-        raise DialshiftError(f"unknown open-world method {unknown[0]!r}; choose from {', '.join(METHODS)}")
+        raise DialshiftError(f"unknown open-world method {unknown[0]!r}; choose from "
+                             f"{', '.join(METHODS + PSEUDO_METHODS)}")
     num_classes = train.logits.shape[1]
     return {name: Method(name, num_classes).fit(train, train_labels, validation=validation, seed=seed, **options)
             .calibrate(hold, hold_labels, oos_label) for name in names}
