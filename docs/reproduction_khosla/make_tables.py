@@ -1,13 +1,13 @@
-#!/usr/bin/env python
 """Tables of docs/reproduction_khosla.md from the run folders of trainers/open_world.py.
 
     python docs/reproduction_khosla/make_tables.py RUN_DIR [RUN_DIR ...] > tables.md
 
-Each RUN_DIR is an ``--output-dir`` of the trainer; every ``<config>/seed_<s>/run.json`` under them is read. Per
-config: mean ± std over seeds (sample std) of F1_All, F1_In, F1_Out, Acc on test and cov_test beside the paper's
-bert (Table 4 / 5) and roberta (Table A2) values; the drop test - cov_test; AUROC; the 95 % bootstrap intervals the
-scoring pipeline wrote per seed (``results/<method>/<split>/results.json``); and, from ``outputs.npz``, the
-closed-world in-scope accuracy (argmax, no rejection) and Maha's in-scope rejection rate on both splits.
+Each RUN_DIR is an ``--output-dir`` of the trainer; every ``<config>/seed_<s>/run.json`` under them is read, and the
+runs of one config and seed in several folders (e.g. the cross-entropy methods and DCLOOS) are merged. Per config:
+mean ± std over seeds (sample std) of F1_All, F1_In, F1_Out, Acc on test and cov_test beside the paper's bert
+(Table 4 / 5) and roberta (Table A2) values; the drop test - cov_test; in how many seeds the scoring pipeline's 95 %
+bootstrap intervals (``results/<method>/<split>/results.json``) of test and cov_test are disjoint; AUROC; and, from
+``outputs.npz``, the closed-world in-scope accuracy (argmax, no rejection) and the in-scope rejection rates.
 """
 
 import json
@@ -18,18 +18,20 @@ import numpy as np
 
 SPLITS = ("test", "cov_test")
 METRICS = ("f1_all", "f1_in", "f1_out", "accuracy")
-LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB"}
+LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB",
+          "dcloos": "DCLOOS"}
 # (test F1_All, test Acc, cov F1_All, cov Acc): bert-base-uncased (Tables 4 and 5), roberta-base (Table A2).
 PAPER_BERT = {
     "clinc14_cov": {"msp": (88.5, 91.2, 72.9, 84.2), "cosine": (91.4, 94.4, 71.6, 86.0),
                     "maha": (92.4, 95.2, 73.2, 86.9), "adb": (89.1, 92.1, 71.9, 80.6),
-                    "knn": (92.5, 95.2, 71.2, 86.3)},
+                    "knn": (92.5, 95.2, 71.2, 86.3), "dcloos": (92.5, 95.7, 59.7, 83.2)},
     "clinc14_cov_5shot": {"msp": (79.7, 84.3, 65.8, 78.6), "cosine": (82.2, 89.0, 66.9, 82.6),
                           "maha": (84.2, 90.2, 68.5, 83.8), "adb": (80.4, 89.8, 57.0, 81.6)},
     "clinc14_cov_10shot": {"msp": (83.6, 88.1, 70.0, 82.1), "cosine": (85.6, 90.8, 69.7, 84.3),
                            "maha": (86.5, 90.9, 71.5, 84.4), "adb": (84.0, 91.0, 64.8, 83.8)},
     "hwu12_cov": {"msp": (86.9, 83.1, 80.4, 78.7), "cosine": (92.0, 90.6, 85.4, 86.6),
-                  "maha": (92.3, 91.1, 84.5, 86.5), "adb": (88.8, 86.6, 84.7, 83.7), "knn": (92.1, 90.3, 84.0, 85.7)},
+                  "maha": (92.3, 91.1, 84.5, 86.5), "adb": (88.8, 86.6, 84.7, 83.7), "knn": (92.1, 90.3, 84.0, 85.7),
+                  "dcloos": (93.6, 93.0, 80.5, 84.1)},
     "hwu12_cov_5shot": {"msp": (69.2, 69.4, 71.9, 71.5), "cosine": (70.7, 71.9, 72.5, 73.1),
                         "maha": (73.8, 77.1, 73.7, 77.2), "adb": (63.8, 70.7, 59.4, 69.9)},
     "hwu12_cov_10shot": {"msp": (77.3, 76.3, 80.0, 78.2), "cosine": (80.9, 81.6, 81.9, 82.9),
@@ -58,12 +60,14 @@ PAPER_ROBERTA = {
 
 
 def collect(run_dirs) -> dict:
-    """``{config: {seed: seed folder}}`` of every finished seed (one with a run.json)."""
+    """``{config: {seed: {method: seed folder}}}`` of every finished seed (one with a run.json), merged over folders."""
     found = {}
     for run_dir in run_dirs:
         for run_json in sorted(Path(run_dir).glob("*/seed_*/run.json")):
             seed_dir = run_json.parent
-            found.setdefault(seed_dir.parent.name, {})[int(seed_dir.name.split("_")[1])] = seed_dir
+            methods = json.loads(run_json.read_text())["results"]
+            seeds = found.setdefault(seed_dir.parent.name, {})
+            seeds.setdefault(int(seed_dir.name.split("_")[1]), {}).update({m: seed_dir for m in methods})
     return found
 
 
@@ -84,62 +88,80 @@ def paper_cell(table: dict, config: str, method: str) -> str:
     return f"{values[0]:.1f} / {values[1]:.1f} → {values[2]:.1f} / {values[3]:.1f}" if values else "–"
 
 
+def disjoint(folders: list[Path], method: str, metric: str) -> str:
+    """``k/n``: in how many seeds the test and cov_test 95 % intervals of ``metric`` do not overlap."""
+    count = 0
+    for folder in folders:
+        (_, a), (_, b) = (scored(folder, method, split) for split in SPLITS)
+        a, b = a[metric], b[metric]
+        count += bool(a and b and (a[0] > b[1] or b[0] > a[1]))
+    return f"{count}/{len(folders)}"
+
+
 def config_tables(config: str, seeds: dict) -> list[str]:
-    runs = {seed: json.loads((folder / "run.json").read_text()) for seed, folder in sorted(seeds.items())}
-    methods = [m for m in LABELS if m in next(iter(runs.values()))["results"]]
-    val = [runs[s]["validation_accuracy"] for s in runs]
-    lines = [f"### {config}: seeds {', '.join(map(str, runs))} (n = {len(runs)}); in-scope validation accuracy of "
-             f"the kept weights {', '.join(f'{v:.3f}' for v in val)}", "",
-             "| method | test F1_All | F1_In | F1_Out | Acc | cov F1_All | F1_In | F1_Out | Acc | drop F1_All "
-             "| drop Acc | paper bert F1_All / Acc test → cov | paper roberta (A2) |",
-             "|---|" + "---:|" * 10 + "---|---|"]
+    methods = [m for m in LABELS if any(m in by_method for by_method in seeds.values())]
+    lines = [f"### {config}", "",
+             "| method | seeds | test F1_All | F1_In | F1_Out | Acc | cov F1_All | F1_In | F1_Out | Acc | drop F1_All "
+             "| drop Acc | disjoint F1_All / Acc | paper bert F1_All / Acc test → cov | paper roberta (A2) |",
+             "|---|---:|" + "---:|" * 10 + "---:|---|---|"]
+    validation = {}
     for method in methods:
-        values = {(split, metric): [runs[s]["results"][method][split][metric] for s in runs]
+        folders = [by_method[method] for _, by_method in sorted(seeds.items()) if method in by_method]
+        runs = [json.loads((folder / "run.json").read_text()) for folder in folders]
+        validation[method] = [run["validation_accuracy"] for run in runs]
+        values = {(split, metric): [run["results"][method][split][metric] for run in runs]
                   for split in SPLITS for metric in (*METRICS, "auroc")}
         drops = [np.subtract(values[("test", m)], values[("cov_test", m)]) for m in ("f1_all", "accuracy")]
         cells = [mean_std(values[(split, metric)]) for split in SPLITS for metric in METRICS]
         cells += [mean_std(drop) for drop in drops]
-        lines.append(f"| {LABELS[method]} | " + " | ".join(cells) + f" | {paper_cell(PAPER_BERT, config, method)} | "
-                     f"{paper_cell(PAPER_ROBERTA, config, method)} |")
+        cells.append(f"{disjoint(folders, method, 'f1_all')} / {disjoint(folders, method, 'accuracy')}")
+        lines.append(f"| {LABELS[method]} | {len(runs)} | " + " | ".join(cells) + " | "
+                     f"{paper_cell(PAPER_BERT, config, method)} | {paper_cell(PAPER_ROBERTA, config, method)} |")
     lines += ["", "AUROC (in-scope positive) test → cov_test: " + "; ".join(
-        f"{LABELS[m]} {mean_std([runs[s]['results'][m]['test']['auroc'] for s in runs])} → "
-        f"{mean_std([runs[s]['results'][m]['cov_test']['auroc'] for s in runs])}" for m in methods), ""]
-    lines += ["95 % bootstrap intervals of the scoring pipeline (per seed, 200 replicates of each file), F1_All and "
-              "Acc, test | cov_test; `*`: the two intervals do not overlap", "",
-              "| method | seed | test F1_All | cov F1_All | test Acc | cov Acc |", "|---|---:|---|---|---|---|"]
-    for method in methods:
-        for seed, folder in sorted(seeds.items()):
-            cells = []
-            for metric in ("f1_all", "accuracy"):
-                (_, low_high_test), (_, low_high_cov) = (scored(folder, method, split) for split in SPLITS)
-                a, b = low_high_test[metric], low_high_cov[metric]
-                mark = "*" if a and b and (a[0] > b[1] or b[0] > a[1]) else ""
-                cells += [f"[{100 * a[0]:.1f}, {100 * a[1]:.1f}]", f"[{100 * b[0]:.1f}, {100 * b[1]:.1f}]{mark}"]
-            lines.append(f"| {LABELS[method]} | {seed} | " + " | ".join(cells) + " |")
-    lines += ["", "Covariate shift alone vs both shifts (in-scope utterances only, %): closed-world accuracy (argmax, "
-              "no rejection), Maha's rejection rate and open-world in-scope accuracy, ADB's rejection rate", "",
-              "| seed | closed-world acc test | closed-world acc cov | Maha rejects test | Maha rejects cov "
-              "| Maha in-scope acc test | Maha in-scope acc cov | ADB rejects test | ADB rejects cov |",
-              "|---:|" + "---:|" * 8]
-    for seed, folder in sorted(seeds.items()):
-        saved = np.load(folder / "outputs.npz")
-        oos = saved["logits/test"].shape[1]
-        cells = []
-        for key in ("closed", "rejects", "open", "adb"):
+        f"{LABELS[m]} {mean_std(auroc(seeds, m, 'test'))} → {mean_std(auroc(seeds, m, 'cov_test'))}"
+        for m in methods), ""]
+    ce = [v for m, v in validation.items() if m != "dcloos"]
+    lines.append("Validation accuracy of the kept weights (in-scope, cross-entropy model): "
+                 f"{mean_std(ce[0])} over {len(ce[0])} seeds" if ce else "")
+    if "dcloos" in validation:
+        lines[-1] += f"; DCLOOS (K + 1, in-scope and oos): {mean_std(validation['dcloos'])}"
+    return lines + ["", *rejection_table(seeds), ""]
+
+
+def auroc(seeds: dict, method: str, split: str) -> list[float]:
+    return [json.loads((by_method[method] / "run.json").read_text())["results"][method][split]["auroc"]
+            for by_method in seeds.values() if method in by_method]
+
+
+def rejection_table(seeds: dict) -> list[str]:
+    """In-scope utterances only, mean ± std over seeds (%): closed-world accuracy (argmax, no rejection) and, per
+    method, the share rejected as out-of-scope and the open-world accuracy, test → cov_test."""
+    rows = {}
+    for by_method in seeds.values():
+        for method, folder in by_method.items():
+            saved = np.load(folder / "outputs.npz")
+            oos = saved["logits/test"].shape[1] if method != "dcloos" else saved["logits/test"].shape[1] - 1
             for split in SPLITS:
                 gold = saved[f"gold/{split}"]
                 inside = gold != oos
-                if key == "closed":
-                    value = np.mean(saved[f"logits/{split}"][inside].argmax(axis=1) == gold[inside])
-                elif key == "rejects":
-                    value = np.mean(saved[f"maha/{split}"][inside] == oos)
-                elif key == "open":
-                    value = np.mean(saved[f"maha/{split}"][inside] == gold[inside])
-                else:
-                    value = np.mean(saved[f"adb/{split}"][inside] == oos)
-                cells.append(f"{100 * value:.1f}")
-        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
-    return lines + [""]
+                predicted = saved[f"{method}/{split}"][inside]
+                if method != "dcloos":
+                    closed = saved[f"logits/{split}"][inside].argmax(axis=1) == gold[inside]
+                    rows.setdefault(("closed-world (argmax)", "accuracy", split), {})[str(folder)] = closed.mean()
+                rejected, right = np.mean(predicted == oos), np.mean(predicted == gold[inside])
+                rows.setdefault((LABELS[method], "rejected", split), {})[str(folder)] = rejected
+                rows.setdefault((LABELS[method], "accuracy", split), {})[str(folder)] = right
+    lines = ["In-scope utterances only (%, mean ± std over seeds): covariate shift alone (closed-world accuracy, no "
+             "rejection) against both shifts (each method's rejections and open-world in-scope accuracy)", "",
+             "| | rejected test | rejected cov_test | accuracy test | accuracy cov_test |", "|---|---:|---:|---:|---:|"]
+    names = ["closed-world (argmax)"] + [LABELS[m] for m in LABELS]
+    for name in names:
+        if (name, "accuracy", "test") not in rows:
+            continue
+        cells = [mean_std(list(rows[(name, kind, split)].values())) if (name, kind, split) in rows else "–"
+                 for kind in ("rejected", "accuracy") for split in SPLITS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main(argv=None) -> int:
