@@ -9,8 +9,7 @@ import pytest
 from sklearn.metrics import f1_score
 
 from dialshift.errors import DialshiftError
-from dialshift.models.open_world import (METHODS, Method, Outputs, convex_pairs, decide, fit_methods,
-                                         select_threshold)
+from dialshift.models.open_world import METHODS, Method, Outputs, convex_pairs, decide, fit_methods, select_threshold
 
 # ----------------------------------------------------------------------------------------------- thresholds
 
@@ -208,9 +207,18 @@ def test_trainer_runs_every_method_on_the_tiny_model(covariate_folder, tmp_path)
     lines = (out / "clinc14_cov_5shot" / "seed_0" / "predictions" / "maha" / "cov_test" / "clinc14_cov_5shot.jsonl")
     assert len(lines.read_text().splitlines()) == 1420
     assert not list((out / "clinc14_cov_5shot" / "seed_0" / "model").glob("*.safetensors"))
-    fitted = json.loads((out / "clinc14_cov_5shot" / "seed_0" / "run.json").read_text())["fitted"]
+    run_json = out / "clinc14_cov_5shot" / "seed_0" / "run.json"
+    fitted = json.loads(run_json.read_text())["fitted"]
     assert fitted["adb"]["dropout_passes"] == 5 and 1 <= fitted["adb"]["kept_epoch"] <= fitted["adb"]["epochs_run"] <= 3
     assert fitted["knn"]["n_neighbors"] == 4  # 5 training utterances per intent
+    # a re-run with --resume-from-checkpoint latest keeps the finished seeds and trains only the new one
+    before = run_json.stat().st_mtime_ns
+    assert main(["--dataset", str(covariate_folder), "--config", "clinc14_cov_5shot", "--output-dir", str(out),
+                 "--model", "tiny", "--num-seeds", "3", "--max-steps", "2", "--no-progress", "--replicates", "5",
+                 "--adb-epochs", "3", "--eval-batch-size", "256", "--resume-from-checkpoint", "latest"]) == 0
+    assert run_json.stat().st_mtime_ns == before
+    summary = json.loads((out / "summary.json").read_text())["summary"]["clinc14_cov_5shot"]
+    assert summary["maha"]["test"]["f1_all"]["n"] == 3
 
 
 @pytest.mark.data
@@ -265,3 +273,7 @@ def test_trainer_names_a_missing_config(covariate_folder, tmp_path, capsys):
     assert main(["--dataset", str(covariate_folder), "--config", "hwu12_cov", "--output-dir", str(tmp_path),
                  "--model", "tiny", "--no-progress"]) == 2
     assert "no config 'hwu12_cov'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--dataset", str(covariate_folder), "--output-dir", str(tmp_path), "--num-seeds", "2",
+              "--resume-from-checkpoint", str(tmp_path)])
+    assert "use 'latest'" in capsys.readouterr().err

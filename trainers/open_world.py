@@ -4,6 +4,8 @@
     python trainers/open_world.py --dataset FOLDER --config clinc14_cov [hwu12_cov_5shot ...] --output-dir DIR
         [--model minilm|tiny|PATH_OR_ID] [--seed 0 --num-seeds 10] [--methods msp energy maha cosine knn adb]
     accelerate launch trainers/open_world.py ...                       # same, through Accelerate
+    python trainers/open_world.py ... --checkpointing-steps 20 --resume-from-checkpoint latest
+                                  # re-run after an interruption: finished seeds kept, the others resume
 
 Per config and seed (Khosla & Gangadharaiah 2022, §3-§4): the encoder (default MiniLM, offline; the paper used
 bert-base-uncased) is fine-tuned with cross-entropy on the in-scope intents of the config's `train` split (AdamW,
@@ -27,6 +29,7 @@ validation accuracy kept) and scored as the method `dcloos` (argmax over K + 1).
 """
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -95,6 +98,9 @@ def parse_args(argv=None):
         p.error("--dcloos-open and --dcloos-convex must be 0 or more, --dcloos-temperature above 0")
     if args.objective == "dcloos":
         args.methods = ["dcloos"]
+    if args.resume_from_checkpoint not in (None, "latest") and len(args.config) * args.num_seeds > 1:
+        p.error("--resume-from-checkpoint FOLDER names one run's checkpoint; with several configs or seeds use "
+                "'latest' (finished seeds are kept, unfinished ones resume from their last checkpoint)")
     return args
 
 
@@ -355,10 +361,11 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
 
     model_dir = out / "model"
     task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
-    train_args = TrainingArguments(output_dir=model_dir, learning_rate=args.learning_rate, seed=seed,
-                                   weight_decay=args.weight_decay, num_epochs=args.num_epochs,
-                                   max_steps=args.max_steps, eval_steps=args.eval_steps,
-                                   max_grad_norm=args.max_grad_norm, progress=not args.no_progress)
+    resume = args.resume_from_checkpoint
+    if resume == "latest" and not list((model_dir / "checkpoints").glob("step_*")):
+        resume = None  # this seed saved no checkpoint yet: it starts afresh
+    train_args = dataclasses.replace(TrainingArguments.from_namespace(args), output_dir=model_dir, seed=seed,
+                                     resume_from_checkpoint=resume)
     hyper = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress", "dataset")}
     started = time.perf_counter()
     meta = train(task, train_args, {**hyper, "config": config, "seed": seed})
@@ -494,6 +501,11 @@ def main(argv=None) -> int:
             loaded = load_config(args.dataset, config)
             for seed in range(args.seed, args.seed + args.num_seeds):
                 run_dir = out / config / f"seed_{seed}"
+                if args.resume_from_checkpoint == "latest" and (run_dir / "run.json").is_file():
+                    runs.setdefault(config, {})[seed] = json.loads((run_dir / "run.json").read_text())
+                    timing.setdefault(config, []).append(runs[config][seed]["train_seconds"])
+                    print(f"{config} seed {seed}: finished earlier, kept {run_dir / 'run.json'}", flush=True)
+                    continue
                 result = run_seed(args, config, loaded, seed, run_dir)
                 if not result:
                     continue
