@@ -120,11 +120,12 @@ def config_tables(config: str, seeds: dict) -> list[str]:
     lines += ["", "AUROC (in-scope positive) test → cov_test: " + "; ".join(
         f"{LABELS[m]} {mean_std(auroc(seeds, m, 'test'))} → {mean_std(auroc(seeds, m, 'cov_test'))}"
         for m in methods), ""]
-    ce = [v for m, v in validation.items() if m != "dcloos"]
-    lines.append("Validation accuracy of the kept weights (in-scope, cross-entropy model): "
-                 f"{mean_std(ce[0])} over {len(ce[0])} seeds" if ce else "")
+    kept = [f"cross-entropy model (in-scope) {mean_std(v)} over {len(v)} seeds" for m, v in validation.items()
+            if m != "dcloos"][:1]
     if "dcloos" in validation:
-        lines[-1] += f"; DCLOOS (K + 1, in-scope and oos): {mean_std(validation['dcloos'])}"
+        kept.append(f"DCLOOS (K + 1, in-scope and oos) {mean_std(validation['dcloos'])} over "
+                    f"{len(validation['dcloos'])} seeds")
+    lines.append("Validation accuracy of the kept weights: " + "; ".join(kept))
     return lines + ["", *rejection_table(seeds), ""]
 
 
