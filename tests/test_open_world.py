@@ -179,6 +179,27 @@ def test_write_predictions_refuses_unknown_labels(tmp_path):
 # ----------------------------------------------------------------------------------------------- the trainer
 
 
+def test_dropout_passes_are_seeded_and_leave_the_callers_random_stream_alone():
+    import torch
+
+    sys.path.insert(0, "trainers")
+    from open_world import Encoder
+
+    from dialshift.models.backbones import load_backbone
+
+    model, tokenizer, _ = load_backbone("tiny", 0, num_labels=3)
+    encoder, texts = Encoder(tokenizer, 16), ["set an alarm", "what is the weather", "play some jazz"]
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    first = encoder.outputs(model, texts, 2, "cpu", dropout_passes=2, seed=7)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert not model.training and len(first.dropout_features) == 2
+    assert not np.allclose(first.dropout_features[0], first.features)  # dropout was active
+    again = encoder.outputs(model, texts, 2, "cpu", dropout_passes=2, seed=7)
+    assert all(np.array_equal(a, b) for a, b in zip(first.dropout_features, again.dropout_features, strict=True))
+    assert np.array_equal(first.features, encoder.outputs(model, texts, 2, "cpu").features)
+
+
 @pytest.fixture(scope="module")
 def covariate_folder(raw_data_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("cov") / "hub"

@@ -152,9 +152,13 @@ class Encoder:
         from dialshift.models.open_world import Outputs
 
         logits, features = self._forward(model, texts, batch_size, device, train_mode=False)
-        torch.manual_seed(seed)
-        passes = [self._forward(model, texts, batch_size, device, train_mode=True)[1] for _ in range(dropout_passes)]
-        model.eval()
+        passes = []
+        if dropout_passes:  # on a forked generator: the caller's random stream (e.g. training dropout) is untouched
+            with torch.random.fork_rng(devices=[device] if torch.device(device).type == "cuda" else []):
+                torch.manual_seed(seed)
+                passes = [self._forward(model, texts, batch_size, device, train_mode=True)[1]
+                          for _ in range(dropout_passes)]
+            model.eval()
         return Outputs(logits, features, dropout_features=passes)
 
     def _forward(self, model, texts, batch_size: int, device, *, train_mode: bool):
