@@ -270,6 +270,9 @@ def test_dcloos_outliers_errors(tmp_path):
     (tmp_path / "empty.txt").write_text(" __eou__ \n", encoding="utf-8")
     with pytest.raises(DialshiftError, match="holds no utterance"):
         read_outliers(str(tmp_path / "empty.txt"))
+    (tmp_path / "binary.txt").write_bytes(b"ok\n\xff\xfe")
+    with pytest.raises(DialshiftError, match="is not UTF-8 text"):
+        read_outliers(str(tmp_path / "binary.txt"))
 
 
 @pytest.mark.data

@@ -29,6 +29,7 @@ validation accuracy kept) and scored as the method `dcloos` (argmax over K + 1).
 """
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -39,6 +40,7 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+from dialshift.training.runner import CHECKPOINTS
 
 SPLITS = ("test", "cov_test")
 METRICS = ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr")
@@ -132,6 +134,17 @@ def load_config(folder, config: str) -> dict:
     return {"data": data, "names": names, "oos": oos}
 
 
+@contextlib.contextmanager
+def head_input(head):
+    """While open, ``captured["x"]`` holds the input of the last forward call of ``head`` (the features it reads)."""
+    captured = {}
+    hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
+    try:
+        yield captured
+    finally:
+        hook.remove()
+
+
 class Encoder:
     """Tokenises utterances and runs the classifier, returning logits and the features its head reads."""
 
@@ -170,21 +183,16 @@ class Encoder:
         head = getattr(model, "classifier", None) or getattr(model, "score", None)
         if head is None:
             raise DialshiftError(f"model {type(model).__name__} has no 'classifier' head to read features from")
-        captured = {}
-        hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
         lengths = [len(text) for text in texts]
         logits, features = [None] * len(texts), [None] * len(texts)
         model.train(train_mode)
-        try:
-            with torch.no_grad():
-                for rows in sorted_batches(lengths, batch_size):
-                    out = model(**self.batch([texts[r] for r in rows], device)).logits
-                    x = captured["x"]
-                    x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
-                    for i, row in enumerate(rows):
-                        logits[row], features[row] = out[i].float().cpu().numpy(), x[i].float().cpu().numpy()
-        finally:
-            hook.remove()
+        with torch.no_grad(), head_input(head) as captured:
+            for rows in sorted_batches(lengths, batch_size):
+                out = model(**self.batch([texts[r] for r in rows], device)).logits
+                x = captured["x"]
+                x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
+                for i, row in enumerate(rows):
+                    logits[row], features[row] = out[i].float().cpu().numpy(), x[i].float().cpu().numpy()
         return np.stack(logits), np.stack(features)
 
 
@@ -250,8 +258,11 @@ def read_outliers(source: str, data_dir=None) -> list[str]:
         else Path(source)
     if not path.is_file():
         raise DialshiftError(f"--dcloos-outliers: {path} is not a file (give a text file, 'dailydialog' or 'none')")
-    utterances = [part.strip() for line in path.read_text(encoding="utf-8").splitlines()
-                  for part in line.split("__eou__")]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DialshiftError(f"--dcloos-outliers: {path} is not UTF-8 text (byte {error.start})") from error
+    utterances = [part.strip() for line in text.splitlines() for part in line.split("__eou__")]
     utterances = list(dict.fromkeys(u for u in utterances if u))
     if not utterances:
         raise DialshiftError(f"--dcloos-outliers: {path} holds no utterance")
@@ -302,12 +313,8 @@ class DcloosTask(IntentTask):
         texts = [self.texts[r] for r in rows] + [self.outliers[o] for o in outliers]
         labels = np.concatenate([self.labels[rows], np.full(len(outliers), self.oos)])
         head = self.accelerator.unwrap_model(model).classifier
-        captured = {}
-        hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
-        try:
+        with head_input(head) as captured:
             logits = model(**self.encoder.batch(texts, device)).logits
-        finally:
-            hook.remove()
         pair_rng = np.random.default_rng([batch["pair_seed"], self.accelerator.process_index])
         first, second, weight = convex_pairs(self.labels[rows], round(len(rows) * self.args.dcloos_convex), pair_rng)
         if len(first):
@@ -366,7 +373,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     model_dir = out / "model"
     task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
     resume = args.resume_from_checkpoint
-    if resume == "latest" and not list((model_dir / "checkpoints").glob("step_*")):
+    if resume == "latest" and not list((model_dir / CHECKPOINTS).glob("step_*")):
         resume = None  # this seed saved no checkpoint yet: it starts afresh
     train_args = dataclasses.replace(TrainingArguments.from_namespace(args), output_dir=model_dir, seed=seed,
                                      resume_from_checkpoint=resume)
