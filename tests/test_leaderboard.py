@@ -13,6 +13,9 @@ import pytest
 import yaml
 
 from dialshift.cli import main
+from dialshift.leaderboard.store import record_path
+
+RECORD = ("dailydialog", "org/tiny-ranker", "vanilla")
 
 CONFIGS = ("dailydialog", "uw_0.10", "uw_0.20")
 ROWS = 30
@@ -94,7 +97,7 @@ def test_a_submission_is_scored_from_gold_into_the_store(submission, dataset, tm
     store = tmp_path / "results"
     assert score(submission, dataset, store) == 0
     assert "scored org/tiny-ranker (vanilla) on 3 dailydialog configs" in capsys.readouterr().out
-    path = store / "dailydialog" / "org-tiny-ranker__vanilla.json"
+    path = record_path(store, *RECORD)
     record = json.loads(path.read_text())
     assert record["config"]["model_name"] == "org/tiny-ranker" and record["config"]["family"] == "dailydialog"
     assert record["config"]["configs"] == list(CONFIGS) and record["config"]["parameters"] == 4_400_000
@@ -112,7 +115,7 @@ def test_a_submission_is_scored_from_gold_into_the_store(submission, dataset, tm
 def test_a_zip_submission_scores_like_the_folder(submission, dataset, tmp_path):
     assert score(submission, dataset, tmp_path / "a") == 0
     assert score(zip_folder(submission, tmp_path / "s.zip", prefix="mine/"), dataset, tmp_path / "b") == 0
-    a, b = (json.loads((tmp_path / x / "dailydialog" / "org-tiny-ranker__vanilla.json").read_text()) for x in "ab")
+    a, b = (json.loads(record_path(tmp_path / x, *RECORD).read_text()) for x in "ab")
     assert a["results"] == b["results"]
 
 
@@ -120,7 +123,7 @@ def test_a_forged_score_in_the_prediction_lines_changes_nothing(dataset, tmp_pat
     honest = write_predictions(tmp_path / "honest", dataset)
     forged = write_predictions(tmp_path / "forged", dataset, extra={"recall@1": 1.0, "ece": 0.0, "label": 0})
     assert score(honest, dataset, tmp_path / "a") == 0 and score(forged, dataset, tmp_path / "b") == 0
-    a, b = (json.loads((tmp_path / x / "dailydialog" / "org-tiny-ranker__vanilla.json").read_text()) for x in "ab")
+    a, b = (json.loads(record_path(tmp_path / x, *RECORD).read_text()) for x in "ab")
     assert a["results"] == b["results"] and a["results"]["dailydialog"]["recall@1"] < 1.0
 
 
@@ -243,7 +246,7 @@ def test_model_index_has_one_entry_per_config_and_metric(submission, dataset, tm
 
     store = tmp_path / "results"
     assert score(submission, dataset, store) == 0
-    record_file = store / "dailydialog" / "org-tiny-ranker__vanilla.json"
+    record_file = record_path(store, *RECORD)
     out = tmp_path / "model-index.yaml"
     assert main(["leaderboard", "export", str(record_file), "--dataset-id", "org/dialshift", "--out", str(out)]) == 0
     name, results = model_index_to_eval_results(yaml.safe_load(out.read_text())["model-index"])
@@ -294,7 +297,7 @@ def test_push_publishes_the_dataset_the_metric_spaces_and_the_leaderboard_space(
     for metric in ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k"):
         assert f"would upload 5 files to spaces/org/{metric}:" in printed and f"  {metric}.py" in printed
     assert "would upload 5 files to spaces/org/dialshift-leaderboard:" in printed
-    assert "  results/dailydialog/org-tiny-ranker__vanilla.json" in printed and "  app.py" in printed
+    assert f"  results/{record_path('', *RECORD).as_posix()}" in printed and "  app.py" in printed
     assert api.commits == {}  # a dry run commits nothing
     assert main(argv) == 0
     assert set(api.commits) == {"org/dialshift", *(f"org/{m}" for m in ("brier", "das_ratio", "ece", "ood_detection",

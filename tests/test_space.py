@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from test_leaderboard import make_dataset, score, write_predictions, zip_folder
 
+from dialshift.leaderboard.store import record_path
+
 pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 APP = Path(__file__).resolve().parent.parent / "hub_cards" / "leaderboard" / "app.py"
@@ -65,9 +67,9 @@ def test_the_space_shows_the_table_and_scores_an_upload(space):
                                     api_name="/submit")
     assert message.startswith("Scored org/tiny-ranker (ensemble) on 3 dailydialog configs"), message
     assert sorted(row[1] for row in table["data"]) == ["ensemble", "vanilla"]
-    record = json.loads((store / "dailydialog" / "org-tiny-ranker__ensemble.json").read_text())
+    record = json.loads(record_path(store, "dailydialog", "org/tiny-ranker", "ensemble").read_text())
     assert score(folder, dataset, root / "cli", "--bootstrap", "50") == 0  # the same code as the CLI
-    cli = json.loads((root / "cli" / "dailydialog" / "org-tiny-ranker__ensemble.json").read_text())
+    cli = json.loads(record_path(root / "cli", "dailydialog", "org/tiny-ranker", "ensemble").read_text())
     assert record["results"] == cli["results"]
 
     forged = write_predictions(root / "forged", dataset, seed=2)

@@ -56,10 +56,10 @@ def run_score(args) -> int:
     check_output_dir(args.results, "--results")
     record = score_submission(args.submission, args.dataset, replicates=args.bootstrap, seed=args.bootstrap_seed,
                               progress=not args.no_progress)
-    path = write_record(args.results, record)
+    path, replaced = write_record(args.results, record)
     config = record["config"]
     print(f"scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
-          f"configs: {path}")
+          f"configs: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")
     return 0
 
 

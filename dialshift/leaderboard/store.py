@@ -1,13 +1,16 @@
 """Scoring a submission into the results store, and reading the store back.
 
-The store is a folder of JSON files, one per (family, model, method): ``<store>/<family>/<model>__<method>.json``,
-in the shape of the Hub leaderboard template, ``{"config": {...}, "results": {config: {metric: value}}}``, with the
-rest of the scored document beside it (``intervals``, ``differences``, typed ``configs``, ``options``,
+The store is a folder of JSON files, one per (family, model, method):
+``<store>/<family>/<model>__<method>--<id>.json``, where ``<id>`` is a hash of the exact family, model and method
+strings (:func:`record_id`; the readable slugs are only a prefix, so ``org/ranker`` and ``org-ranker`` are two
+records), in the shape of the Hub leaderboard template, ``{"config": {...}, "results": {config: {metric: value}}}``,
+with the rest of the scored document beside it (``intervals``, ``differences``, typed ``configs``, ``options``,
 ``reliability``, ``scoring``), so :mod:`dialshift.scoring.report` can plot it. Every value is recomputed from gold
 by :func:`dialshift.scoring.score_files` with the leaderboard's fixed settings (``run.json`` scoring settings are
 not used). A record is written atomically, only after every prediction file has been read and scored.
 """
 
+import hashlib
 import json
 import re
 from datetime import datetime, timezone
@@ -21,14 +24,32 @@ from dialshift.scoring.jsonl import clip
 RECORD_SUFFIX = ".json"
 
 
-def slug(text: str) -> str:
-    """A file-name-safe form of ``text`` (letters, digits, ``.``, ``_``, ``-``)."""
-    value = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80]
+def slug(text: str, limit: int = 80) -> str:
+    """A file-name-safe, readable form of ``text`` (letters, digits, ``.``, ``_``, ``-``); not injective."""
+    value = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit].strip("-.")
     return value or "submission"
 
 
+def record_id(family: str, model: str, method: str) -> str:
+    """16 hex digits of the sha256 of the exact ``(family, model, method)`` strings: the record's identity."""
+    key = json.dumps([family, model, method], ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
 def record_path(store, family: str, model: str, method: str) -> Path:
+    """Where the store keeps the record of ``(family, model, method)``: a readable prefix and :func:`record_id`."""
+    return (Path(store) / slug(family) /
+            f"{slug(model, 60)}__{slug(method, 40)}--{record_id(family, model, method)}{RECORD_SUFFIX}")
+
+
+def _legacy_path(store, family: str, model: str, method: str) -> Path:
+    """The name stores written before :func:`record_id` gave a record (lossy: several submissions shared one)."""
     return Path(store) / slug(family) / f"{slug(model)}__{slug(method)}{RECORD_SUFFIX}"
+
+
+def same_submission(record: dict, family: str, model: str, method: str) -> bool:
+    config = record.get("config") or {}
+    return (config.get("family"), config.get("model_name"), config.get("method")) == (family, model, method)
 
 
 def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, list[str]]:
@@ -104,12 +125,35 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
     return record
 
 
-def write_record(store, record: dict) -> Path:
-    """Write ``record`` into the store atomically (replacing the same family/model/method); return its path."""
+def write_record(store, record: dict) -> tuple[Path, bool]:
+    """Write ``record`` into the store atomically; return ``(path, replaced)``.
+
+    Only a record of the same family, model and method (exact strings) is replaced. A record of that submission
+    stored under the older lossy name is read first and moved to the new name (removed once the new file is
+    written); a record of another submission under that older name is left alone.
+    """
     from dialshift.io import write_json_atomic
 
     config = record["config"]
-    return write_json_atomic(record_path(store, config["family"], config["model_name"], config["method"]), record)
+    key = (config["family"], config["model_name"], config["method"])
+    path = record_path(store, *key)
+    replaced = path.is_file()
+    legacy = _legacy_path(store, *key)
+    legacy_same = False
+    if legacy.is_file() and not legacy.is_symlink():
+        try:
+            legacy_same = same_submission(read_record(legacy), *key)
+        except DialshiftError:
+            legacy_same = False
+    if path.is_file():
+        existing = read_record(path)
+        if not same_submission(existing, *key):  # a 64-bit collision or a hand-edited file: never overwrite it
+            raise DialshiftError(f"{path}: holds a record of another submission; move it aside and score again")
+    write_json_atomic(path, record)
+    if legacy_same:
+        legacy.unlink(missing_ok=True)
+        replaced = True
+    return path, replaced
 
 
 def read_store(store) -> list[dict]:

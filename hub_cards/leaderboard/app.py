@@ -56,10 +56,11 @@ def submit(path) -> tuple[str, object]:
                                                                                         1000)))
     except DialshiftError as error:
         return f"Rejected: {' '.join(str(error).split())}", table("")
-    write_record(RESULTS, record)
+    _, replaced = write_record(RESULTS, record)
     config = record["config"]
     return (f"Scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
-            f"configs.", table(config["family"]))
+            f"configs ({'replaced the earlier record of this model and method' if replaced else 'new record'}).",
+            table(config["family"]))
 
 
 def build_app() -> gr.Blocks:
