@@ -126,12 +126,13 @@ def owned_files(folder) -> set[str] | None:
     return {README} | {f"{name}/{parquet_name(split)}" for name, splits in declared.items() for split in splits}
 
 
-def check_output_folder(out_dir, *, protected=()) -> Path:
+def check_output_folder(out_dir, *, protected=(), rebuilding=None) -> Path:
     """Refuse an output folder the builder must not replace; return its absolute path.
 
     Fine: a missing or empty folder, or one ``dialshift build`` wrote. Refused with one line: a file; a non-empty
     folder without the marker (naming what it holds); a folder that is, is inside or contains one of ``protected``
-    (the raw data directory).
+    (the raw data directory). With ``rebuilding`` (the configs about to be written), a marked folder must also have
+    its card (:func:`check_card_matches_marker`).
     """
     out_dir = output_path(out_dir)
     real = out_dir.resolve()
@@ -155,7 +156,73 @@ def check_output_folder(out_dir, *, protected=()) -> Path:
         raise DialshiftError(f"{out_dir} is not a dialshift dataset folder (no {MARKER}) and is not empty: "
                              f"it holds {shown}; dialshift never replaces a folder it did not build: "
                              f"choose a new or empty --out")
+    if rebuilding is not None:
+        check_card_matches_marker(out_dir, rebuilding)
     return out_dir
+
+
+def marker_configs(folder) -> set[str]:
+    """The configs whose files the folder's build marker lists (empty without a marker)."""
+    marker = read_marker(folder)
+    return {PurePosixPath(path).parts[0] for path in (marker or {}).get("files", ())
+            if len(PurePosixPath(path).parts) > 1}
+
+
+def rebuild_all_hint(folder, configs=()) -> str:
+    """The command that rebuilds every config the folder's marker lists (and ``configs``): plain
+    ``dialshift build --out DIR`` when that is every config, else one ``--config`` per config."""
+    from dialshift.registry import all_configs
+
+    names = sorted(marker_configs(folder) | set(configs))
+    everything = {name for name, config in all_configs().items() if not config.optional}
+    if not names or everything <= set(names):
+        return f"dialshift build --out {folder}"
+    return "dialshift build " + " ".join(f"--config {name}" for name in names) + f" --out {folder}"
+
+
+def check_card_matches_marker(out_dir, rebuilding=()) -> None:
+    """Refuse a build into a marked folder whose card cannot vouch for it (one line with the way out).
+
+    The marker lists the configs a build wrote; the card is what a rebuild reads to keep them. A card that is
+    missing, unreadable, not dialshift's (no ``dialshift`` block: the user's own README after ``rm -rf DIR/*``) or
+    silent about a listed config would make the build drop those configs or overwrite the user's file, so unless
+    every such config is in ``rebuilding`` the build stops. An unreadable or foreign card is never replaced."""
+    out_dir = Path(out_dir)
+    marker = read_marker(out_dir)
+    if marker is None:
+        return
+    card_path = out_dir / README
+    listed = marker_configs(out_dir)
+    command = rebuild_all_hint(out_dir, rebuilding)
+    declared: set[str] = set()
+    if card_path.exists() or card_path.is_symlink():
+        try:
+            with open(card_path, encoding="utf-8") as handle:
+                front_matter = handle.read(4) == "---\n"
+            card = _load_card(card_path) if front_matter else None
+        except (OSError, UnicodeDecodeError) as error:
+            card, problem = None, f"{card_path}: unreadable card ({error})"
+        except DialshiftError as error:
+            card, problem = None, str(error)
+        else:
+            problem = None
+        if problem:
+            raise DialshiftError(f"{problem}; dialshift does not replace a card it cannot read: move it aside, then "
+                                 f"rebuild the configs the folder held: {command}")
+        if card is None or METADATA_KEY not in card.data.to_dict():
+            raise DialshiftError(f"{card_path} is not the card dialshift wrote (no `{METADATA_KEY}` block), though "
+                                 f"{out_dir / MARKER} says dialshift built {out_dir}; dialshift does not replace your "
+                                 f"file: move it aside and rebuild with: {command}; or, if the folder is yours now, "
+                                 f"delete {out_dir / MARKER} and build into another folder")
+        declared = set(declared_configs(out_dir))
+    lost = sorted(listed - declared - set(rebuilding))
+    if lost:
+        names = ", ".join(lost[:SHOWN_FOREIGN]) + (" ..." if len(lost) > SHOWN_FOREIGN else "")
+        state = "is missing" if not card_path.exists() else f"does not declare {names}"
+        raise DialshiftError(f"{card_path} {state}, though {out_dir / MARKER} lists {len(lost)} config(s) dialshift "
+                             f"built there ({names}): a build would drop them; restore {README} (e.g. from git or "
+                             f"a backup), or rebuild them "
+                             f"together: {command}; or, if you deleted them on purpose, delete {out_dir / MARKER}")
 
 
 def lock_path(out_dir) -> Path:
@@ -255,7 +322,7 @@ def write_hub_folder(
     for name in configs:
         _check_config_name(name)
     with folder_lock(out_dir):
-        check_output_folder(out_dir)
+        check_output_folder(out_dir, rebuilding=set(configs))
         owned = (owned_files(out_dir) or set()) if out_dir.is_dir() else set()
         old_infos, old_meta = (_card_infos(out_dir), folder_metadata(out_dir)) if keep else ({}, {})
         for name in keep:
@@ -462,18 +529,29 @@ def folder_fingerprint(folder) -> str:
 
 def read_card(folder):
     """The folder's README as a ``huggingface_hub.DatasetCard``; a clear error when it is missing or unreadable."""
-    from huggingface_hub import DatasetCard
+    from dialshift.io import interrupted_swap_hint
 
     if not Path(folder).is_dir():
-        raise DialshiftError(f"{folder} is not a directory; pass the folder `dialshift build --out` wrote")
+        raise DialshiftError(f"{folder} is not a directory; pass the folder `dialshift build --out` wrote"
+                             f"{interrupted_swap_hint(folder)}")
     path = Path(folder) / README
     if not path.is_file():
         raise DialshiftError(f"{path}: no dataset card; is {folder} a folder written by `dialshift build`?")
     try:
+        return _load_card(path)
+    except DialshiftError as error:
+        raise DialshiftError(f"{error}; move it aside and rebuild the folder's configs: "
+                             f"{rebuild_all_hint(folder)}") from None
+
+
+def _load_card(path: Path):
+    from huggingface_hub import DatasetCard
+
+    try:
         return DatasetCard.load(path)
     except Exception as error:  # the YAML parser's errors vary by version
         reason = " ".join(str(error).split())[:200]
-        raise DialshiftError(f"{path}: unreadable card front matter ({reason}); rebuild the folder") from None
+        raise DialshiftError(f"{path}: unreadable card front matter ({reason})") from None
 
 
 def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:

@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,12 +36,14 @@ def temporary_sibling(path, kind: str = "tmp") -> Path:
 
 
 def _writer_pid(temporary: Path, target_name: str, kind: str) -> int | None:
-    """The pid embedded in a name :func:`temporary_sibling` made for ``target_name``, else ``None``."""
+    """The pid embedded in a name :func:`temporary_sibling` made for ``target_name`` (``<pid>-<hex token>``), else
+    ``None``: any other name is someone else's."""
     prefix = f".{target_name}.{kind}-"
     if not temporary.name.startswith(prefix):
         return None
     pid, _, token = temporary.name[len(prefix):].partition("-")
-    return int(pid) if pid.isdigit() and token else None
+    hexadecimal = bool(token) and all(character in "0123456789abcdef" for character in token)
+    return int(pid) if pid.isdigit() and hexadecimal else None
 
 
 def _process_alive(pid: int) -> bool:
@@ -54,19 +57,18 @@ def _process_alive(pid: int) -> bool:
 
 
 def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
-    """The temporary siblings of ``path`` (``.<name>.tmp-*``, ``.<name>.old-*`` as made by
-    :func:`temporary_sibling`) whose writer (the pid in the name) is gone. With ``locked=True`` the caller holds the
-    lock every writer of ``path`` takes, so every ``.<name>.tmp-*`` / ``.<name>.old-*`` sibling is stale, whatever
-    its suffix (older versions named them ``.<name>.tmp-<random>``)."""
+    """The temporary siblings of ``path`` made by :func:`temporary_sibling` (``.<name>.tmp-<pid>-<hex>``,
+    ``.<name>.old-<pid>-<hex>``) whose writer (the pid in the name) is gone. With ``locked=True`` the caller holds
+    the lock every writer of ``path`` takes, so every such sibling is stale. A name of any other form
+    (``.<name>.tmp-mine``, ``.<name>.old-2024``) is never counted: it was not made here."""
     path = Path(path)
     found = []
     for kind in TEMPORARY_KINDS:
         for candidate in sorted(path.parent.glob(f".{glob_escape(path.name)}.{kind}-*")):
-            if locked:  # every writer of path holds the lock: whatever made it is gone
-                found.append(candidate)
-                continue
             pid = _writer_pid(candidate, path.name, kind)
-            if pid is not None and pid != os.getpid() and not _process_alive(pid):
+            if pid is None or pid == os.getpid():
+                continue
+            if locked or not _process_alive(pid):  # locked: every writer of path holds the lock, so it is gone
                 found.append(candidate)
     return found
 
@@ -156,7 +158,7 @@ def swap_folder(staging, target) -> None:
     old folder under its ``.old-*`` name: :func:`restore_interrupted_swap` puts it back.
     """
     staging, target = Path(staging), Path(target)
-    os.chmod(staging, 0o755)  # mkdtemp makes 0o700 folders
+    os.chmod(staging, _folder_mode(target))  # the folder keeps its permissions (0o700 stays 0o700)
     if not target.exists():
         os.rename(staging, target)
         return
@@ -170,17 +172,43 @@ def swap_folder(staging, target) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _folder_mode(target: Path) -> int:
+    """The permission bits a folder replacing ``target`` gets: ``target``'s own, else the umask's default."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o777 & ~umask
+
+
+def interrupted_swaps(target) -> list[Path]:
+    """The ``.<name>.old-*`` siblings of a missing ``target`` (newest first): a swap killed between its renames
+    left the folder's data there."""
+    target = Path(target)
+    if target.exists() or target.is_symlink():
+        return []
+    olds = [p for p in target.parent.glob(f".{glob_escape(target.name)}.old-*")
+            if _writer_pid(p, target.name, "old") is not None and p.is_dir()]
+    return sorted(olds, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+
+
+def interrupted_swap_hint(target) -> str:
+    """``"; ... holds its data ..."`` when ``target`` is missing because a swap was killed half-way, else ``""``:
+    appended to a "no such folder" error so the user finds the data."""
+    olds = interrupted_swaps(target)
+    if not olds:
+        return ""
+    return (f"; a write of {target} was interrupted and {olds[0]} holds its data: `mv {olds[0]} {target}` "
+            f"restores it (the next `dialshift build --out {target}` does this itself)")
+
+
 def restore_interrupted_swap(target) -> Path | None:
     """If ``target`` is missing and a ``.<name>.old-*`` sibling exists (a swap killed between its renames), rename
     the newest such sibling back to ``target`` and return it. Call it holding the lock every writer of ``target``
     takes."""
-    target = Path(target)
-    if target.exists() or target.is_symlink():
-        return None
-    olds = [p for p in target.parent.glob(f".{glob_escape(target.name)}.old-*")
-            if _writer_pid(p, target.name, "old") is not None and p.is_dir()]
+    olds = interrupted_swaps(target)
     if not olds:
         return None
-    newest = max(olds, key=lambda p: p.stat().st_mtime_ns)
-    os.rename(newest, target)
-    return newest
+    os.rename(olds[0], Path(target))
+    return olds[0]

@@ -16,6 +16,7 @@ The metric modules load with :func:`metric_path` (``evaluate.load(dialshift.metr
 """
 
 import contextlib
+import glob
 import io
 import os
 import sys
@@ -95,6 +96,37 @@ def _load_folder(folder: Path, config: str, **kwargs):
     return datasets.load_dataset(str(folder), config, **kwargs)
 
 
+def path_like(text) -> bool:
+    """True when ``text`` names a local path rather than a Hub repository id or a config: it is absolute, starts
+    with ``.`` or ``~``, is an existing file, holds a backslash or more than one ``/``, or it is ``PARENT/NAME``
+    where ``PARENT`` is a local folder holding dialshift dataset folders or ``NAME``'s lock or swap leftovers
+    (``build/dialshfit`` beside ``build/dialshift``; a folder lost mid-swap). Such an argument is never looked up on
+    the Hub, in the cache or in a build: a typo is an error, not other data."""
+    from dialshift.hub import MARKER
+
+    text = os.fsdecode(os.fspath(text))
+    if not text or text.startswith((".", "~")) or os.path.isabs(text) or "\\" in text or text.count("/") > 1:
+        return True
+    if os.path.lexists(text) and not os.path.isdir(text):
+        return True
+    head, slash, tail = text.partition("/")
+    if not slash or not os.path.isdir(head):
+        return False
+    parent = Path(head)
+    return (any(parent.glob(f".{glob.escape(tail)}.*")) or
+            any((entry / MARKER).is_file() for entry in parent.iterdir() if entry.is_dir()))
+
+
+def _not_a_folder(path) -> DialshiftError:
+    from dialshift.io import interrupted_swap_hint
+
+    where = Path(path).expanduser()
+    what = "is a file" if where.is_file() else "does not exist"
+    return DialshiftError(f"{path}: {what}; a path is loaded only from a dataset folder (the folder "
+                          f"`dialshift build --out` wrote); check the path, or pass a Hub repository id ORG/NAME"
+                          f"{interrupted_swap_hint(where.absolute())}")
+
+
 def _hub_snapshot(repo: str, revision: str | None) -> Path | None:
     """The folder of ``repo``'s files in the Hugging Face cache, or None when it is not there."""
     from huggingface_hub import snapshot_download
@@ -138,11 +170,18 @@ def load_dataset(path: str, name: str | None = None, *, split=None, revision=Non
         kwargs["cache_dir"] = kwargs.pop("datasets_cache_dir")
     load_kwargs = {"split": split, **kwargs}
     if name is None:
+        if path_like(path) or (Path(path) / "README.md").is_file():
+            if Path(path).expanduser().is_dir():
+                raise DialshiftError(f"{path}: a dataset folder needs a config name: "
+                                     f"dialshift.load_dataset({os.fspath(path)!r}, CONFIG)")
+            raise _not_a_folder(path)
         config, repo = path, hub_repo(repo_id)
     else:
         config = name
         if Path(path).expanduser().is_dir():
             return _load_folder(Path(path).expanduser(), config, **load_kwargs)
+        if path_like(path):
+            raise _not_a_folder(path)
         repo = path
     if source in ("auto", "hub"):
         if not hub_offline():

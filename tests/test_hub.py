@@ -254,15 +254,15 @@ def test_a_second_writer_waits_then_fails_with_one_line(folder, monkeypatch):
 
 def test_stale_temporaries_are_removed_under_the_lock_and_foreign_names_kept(folder):
     parent = folder.parent
-    litter = [parent / ".hub.tmp-999999999-dead", parent / ".hub.old-999999999-dead", parent / ".hub.tmp-a1b2c3"]
+    litter = [parent / ".hub.tmp-999999999-dead", parent / ".hub.old-999999999-dead"]
     for path in litter:
         (path / "toy_source").mkdir(parents=True)
-    (parent / ".hub.tmp-1-file").write_text("half-written")
-    foreign = [parent / ".other.tmp-1-x", parent / "hub.tmp-1-x"]
+    (parent / ".hub.tmp-1-cafe").write_text("half-written")
+    foreign = [parent / name for name in (".other.tmp-1-x", "hub.tmp-1-x", ".hub.tmp-a1b2c3", ".hub.tmp-1-file")]
     for path in foreign:
         path.write_text("not ours")
     hub.write_hub_folder(folder, make_configs(), CARD, progress=False)
-    assert not any(path.exists() for path in litter) and not (parent / ".hub.tmp-1-file").exists()
+    assert not any(path.exists() for path in litter) and not (parent / ".hub.tmp-1-cafe").exists()
     assert all(path.read_text() == "not ours" for path in foreign)
 
 

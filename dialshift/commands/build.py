@@ -60,7 +60,8 @@ def run(args) -> int:
     selection = select_configs(args.family, args.config)
     data_dir = resolve_data_dir(args.data_dir)
     # Refuse a folder we may not replace before the (long) build; checked again under the lock when writing.
-    out = check_output_folder(args.out, protected=[data_dir])
+    out = check_output_folder(args.out, protected=[data_dir],
+                              rebuilding=[config.name for configs in selection.values() for config in configs])
     registered = families()
     start = time.perf_counter()
     built, metadata = {}, {}

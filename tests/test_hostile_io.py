@@ -1,0 +1,179 @@
+"""Hostile and careless input against the writers and readers of folders: rebuilds of damaged dataset folders,
+`score`/`evaluate`/trainer outputs over what the user owns, path-like arguments to `dialshift.load_dataset`, and
+one-line errors (exit 2) for bad trainer and plot arguments.
+
+Each data-loss case builds a real folder with `dialshift build` (the toy family plug-in, tests/toy_family.py, stands
+in for the real families: the same builder code, seconds instead of minutes) and damages it the way a user would.
+"""
+
+import os
+import stat
+
+import pytest
+
+import dialshift
+from dialshift import hub, loading
+from dialshift.cli import main
+from dialshift.errors import DialshiftError
+
+PARQUET = "test-00000-of-00001.parquet"
+
+
+@pytest.fixture(autouse=True)
+def toy_family(toy_plugin, monkeypatch, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DIALSHIFT_HUB_REPO", "org/not-pushed")
+
+
+def build(*argv):
+    return main(["build", "--family", "toyfam", "--no-progress", *argv])
+
+
+def one_line_error(capsys, command=None):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    if command:
+        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
+    return err[0]
+
+
+def tree(folder):
+    """``{relative path: bytes}`` of every file under ``folder`` (hidden ones included)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def built(tmp_path, capsys):
+    """A real folder holding two configs, toy and toy_swap_0.5."""
+    out = tmp_path / "hub"
+    assert build("--config", "toy", "--config", "toy_swap_0.5", "--out", str(out)) == 0
+    capsys.readouterr()
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- rebuilds
+
+
+def test_a_rebuild_without_the_card_refuses_instead_of_dropping_configs(built, capsys):
+    (built / "README.md").unlink()
+    before = tree(built)
+    assert build("--config", "toy_swap_1.0", "--out", str(built)) == 2
+    line = one_line_error(capsys, "build")
+    assert "README.md is missing" in line and "toy, toy_swap_0.5" in line
+    assert f"--config toy --config toy_swap_0.5 --config toy_swap_1.0 --out {built}" in line
+    assert tree(built) == before
+    # the advice works: rebuilding them together gives a whole folder again
+    assert build("--config", "toy", "--config", "toy_swap_0.5", "--config", "toy_swap_1.0", "--out", str(built)) == 0
+    assert sorted(hub.declared_configs(built)) == ["toy", "toy_swap_0.5", "toy_swap_1.0"]
+
+
+def test_a_card_lacking_one_configs_entry_refuses_instead_of_dropping_it(built, capsys):
+    card = hub.read_card(built)
+    card.data["configs"] = [entry for entry in card.data["configs"] if entry["config_name"] != "toy_swap_0.5"]
+    card.data["dataset_info"] = [entry for entry in card.data["dataset_info"] if entry["config_name"] != "toy_swap_0.5"]
+    card.save(built / "README.md")
+    assert "toy_swap_0.5" not in hub.declared_configs(built)
+    before = tree(built)
+    assert build("--config", "toy", "--out", str(built)) == 2
+    line = one_line_error(capsys, "build")
+    assert "does not declare toy_swap_0.5" in line and "restore README.md" in line
+    assert tree(built) == before and (built / "toy_swap_0.5" / PARQUET).is_file()
+
+
+def test_after_rm_rf_the_users_new_readme_is_never_replaced(built, capsys):
+    for path in built.iterdir():  # `rm -rf DIR/*`: the hidden marker survives
+        if not path.name.startswith("."):
+            hub.shutil.rmtree(path) if path.is_dir() else path.unlink()
+    assert (built / hub.MARKER).is_file()
+    (built / "README.md").write_text("# My own project\n\nnotes I care about\n")
+    before = tree(built)
+    assert build("--config", "toy", "--out", str(built)) == 2
+    line = one_line_error(capsys, "build")
+    assert "is not the card dialshift wrote" in line and hub.MARKER in line
+    assert tree(built) == before
+    # without the user's README the marker alone still does not vouch for the configs it lists
+    (built / "README.md").unlink()
+    assert build("--config", "toy", "--out", str(built)) == 2
+    assert "delete" in one_line_error(capsys, "build")
+
+
+def test_an_unreadable_card_gives_advice_that_works(built, capsys):
+    (built / "README.md").write_text("---\nconfigs: [unclosed\n---\nbody\n")
+    assert main(["validate", str(built)]) == 2
+    line = one_line_error(capsys, "validate")
+    assert "unreadable card front matter" in line and "move it aside" in line
+    command = line.split("rebuild the folder's configs: ")[1]
+    assert command == f"dialshift build --config toy --config toy_swap_0.5 --out {built}"
+    assert build("--config", "toy", "--out", str(built)) == 2  # the unreadable card is never replaced
+    assert "cannot read" in one_line_error(capsys, "build")
+    os.rename(built / "README.md", built / "README.broken")
+    assert main(command.split()[1:] + ["--no-progress"]) == 0
+    assert hub.validate_hub_folder(built).ok
+    assert (built / "README.broken").is_file()
+
+
+def test_a_rebuild_keeps_the_folders_permissions(built):
+    os.chmod(built, 0o700)
+    assert build("--config", "toy", "--out", str(built)) == 0
+    assert stat.S_IMODE(built.stat().st_mode) == 0o700
+
+
+def test_stale_cleanup_removes_only_names_it_made(built):
+    parent = built.parent
+    ours = [parent / ".hub.tmp-999999999-0a1b2c3d", parent / ".hub.old-999999999-deadbeef"]
+    users = [parent / ".hub.tmp-mine", parent / ".hub.old-2024-backup", parent / ".hub.tmp-1-notes.txt"]
+    for path in ours + users:
+        (path / "toy").mkdir(parents=True)
+        (path / "toy" / "data.txt").write_text("x")
+    assert build("--config", "toy", "--out", str(built)) == 0
+    assert not any(path.exists() for path in ours)
+    assert all((path / "toy" / "data.txt").read_text() == "x" for path in users)
+
+
+def test_a_swap_killed_between_its_renames_names_the_folder_holding_the_data(built, capsys):
+    old = built.parent / ".hub.old-999999999-0a1b2c3d"
+    os.rename(built, old)  # the state a SIGKILL between the swap's two renames leaves
+    assert main(["validate", str(built)]) == 2
+    line = one_line_error(capsys, "validate")
+    assert str(old) in line and f"mv {old} {built}" in line
+    with pytest.raises(DialshiftError, match=r"\.hub\.old-999999999-0a1b2c3d holds its data"):
+        dialshift.load_dataset(str(built), "toy")
+    assert build("--config", "toy_swap_1.0", "--out", str(built)) == 0  # restored, then merged
+    assert sorted(hub.declared_configs(built)) == ["toy", "toy_swap_0.5", "toy_swap_1.0"]
+
+
+# ----------------------------------------------------------------------------------------------- loading
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "typo", "dotted", "home", "absolute"])
+def test_a_path_like_argument_never_falls_back_to_a_build(built, tmp_path, monkeypatch, kind):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a path-like argument was answered by a build")
+
+    monkeypatch.setattr(loading, "build_config", no_build)
+    path = {"missing": str(tmp_path / "nowhere"), "file": "afile", "typo": None, "dotted": "./hbu",
+            "home": "~/no-such-dialshift-folder", "absolute": "/no/such/folder"}[kind]
+    if kind == "typo":  # build/ holds the dataset folder dialshift: build/dialshfit is a typo of it
+        (tmp_path / "build").mkdir()
+        built.rename(tmp_path / "build" / "dialshift")
+        path = "build/dialshfit"
+    with pytest.raises(DialshiftError, match="a path is loaded only from a dataset folder") as error:
+        dialshift.load_dataset(path, "toy")
+    assert "\n" not in str(error.value)
+    with pytest.raises(DialshiftError):
+        dialshift.load_dataset(path)
+    assert not loading.cache_folder().exists()
+
+
+def test_a_hub_repo_id_and_a_config_name_are_not_path_like(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dialshift").mkdir()  # a folder named like the org (the repository root has a package folder)
+    assert not loading.path_like("dialshift/dialshift")
+    assert not loading.path_like("org/name") and not loading.path_like("uw_0.30")
+    assert loading.path_like("a/b/c") and loading.path_like("./x") and loading.path_like("~/x")
