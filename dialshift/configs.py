@@ -36,6 +36,27 @@ class ShiftGroup:
     rank: int = 0
 
 
+#: The kinds of declared baseline: the unshifted corpus a config was made from, or the shift's own control (the same
+#: instances under a matched change that is not the shift, e.g. ``kw_R`` for ``uw_R``, nothing deleted for IC).
+BASELINE_KINDS = ("corpus", "control")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A config another config is compared with (``config``), of which ``kind`` (:data:`BASELINE_KINDS`), and why.
+
+    A paired difference is computed only on the instance ids the two configs share (none shared: none printed)."""
+
+    config: str
+    kind: str
+    reason: str
+
+    def __post_init__(self):
+        if self.kind not in BASELINE_KINDS:
+            raise ValueError(f"baseline {self.config!r}: unknown kind {self.kind!r}; "
+                             f"one of {', '.join(BASELINE_KINDS)}")
+
+
 @dataclass(frozen=True)
 class BenchmarkConfig:
     """One Hub config of a family.
@@ -43,7 +64,8 @@ class BenchmarkConfig:
     ``group``/``intensity`` place the config on a shift curve (``None``: the family's unshifted config, drawn as the
     first point of every curve); ``intensity_label`` is how that point is written (``"0.30"``, ``"2/6"``).
     ``parameters`` are the shift's parameters (also stated in the card); ``optional`` configs (e.g. those needing a
-    trained model) may be skipped by a plain build and absent from a valid folder.
+    trained model) may be skipped by a plain build and absent from a valid folder. ``baselines`` are the configs it
+    is compared with (:class:`Baseline`; the family declares them, the card stores them).
     """
 
     name: str
@@ -56,6 +78,7 @@ class BenchmarkConfig:
     parameters: Mapping = field(default_factory=dict, hash=False)
     splits: tuple[str, ...] = ("test",)
     optional: bool = False
+    baselines: tuple[Baseline, ...] = ()
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -64,6 +87,10 @@ class BenchmarkConfig:
             raise ValueError(f"config {self.name!r}: a shifted config has both a group and an intensity")
         object.__setattr__(self, "parameters", dict(self.parameters))
         object.__setattr__(self, "splits", tuple(self.splits))
+        baselines = tuple(Baseline(**item) if isinstance(item, Mapping) else item for item in self.baselines)
+        if any(baseline.config == self.name for baseline in baselines):
+            raise ValueError(f"config {self.name!r} names itself as its baseline")
+        object.__setattr__(self, "baselines", baselines)
 
     @property
     def shifted(self) -> bool:
@@ -73,6 +100,7 @@ class BenchmarkConfig:
         """A plain, JSON/YAML-ready dict (the form stored in cards and ``results.json``)."""
         data = asdict(self)
         data["splits"] = list(self.splits)
+        data["baselines"] = [asdict(baseline) for baseline in self.baselines]
         return data
 
     @classmethod

@@ -637,7 +637,10 @@ def folder_configs(folder) -> dict:
     result = {}
     for name in declared_configs(folder):
         if name in stored and "config" in stored[name]:
-            result[name] = BenchmarkConfig.from_dict(stored[name]["config"])
+            data = stored[name]["config"]
+            if "baselines" not in data and name in registered:  # a card written before configs declared baselines
+                data = {**data, "baselines": registered[name].to_dict()["baselines"]}
+            result[name] = BenchmarkConfig.from_dict(data)
         elif name in registered:
             result[name] = registered[name]
     return result

@@ -148,6 +148,12 @@ def _load_families() -> dict[str, Family]:
                 raise DialshiftError(f"config {config.name!r} is declared by families {names[config.name]!r} and "
                                      f"{family.name!r}; config names must be unique")
             names[config.name] = family.name
+    for family in found.values():
+        for config in family.configs():
+            for baseline in config.baselines:
+                if baseline.config not in names:
+                    raise DialshiftError(f"family {family.name!r}: config {config.name!r} names baseline "
+                                         f"{baseline.config!r}, which no installed family declares")
     return found
 
 

@@ -52,6 +52,8 @@ def test_outputs_have_the_submission_shape(setup):
             assert all(interval is not None for interval in document["intervals"][config].values())
         assert document["options"]["dailydialog"]["ece_bins"] == 15  # uncertainty-calibration's get_ece default
         assert set(document["differences"]) == set(document["results"]) - {"dailydialog"}
+        assert set(document["differences"]["uw_0.10"]) == {"dailydialog", "kw_0.10"}
+        assert document["differences"]["ic_1of6"]["ic_0of6"]["shared"] == document["results"]["ic_1of6"]["instances"]
         assert document["configs"]["uw_0.20"]["intensity"] == 0.2
     plots = {p.name for p in (results / "plots").iterdir()}
     assert {"shift_uw_kw.png", "shift_ic_sr.png", *(f"reliability_{m}.png" for m in METHODS)} <= plots

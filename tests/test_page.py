@@ -84,7 +84,8 @@ def test_the_page_shows_sorts_and_links_the_results(site, browser, tmp_path):
     results = [t for t in targets if "/results/dailydialog/" in t]
     assert len(results) == 3 and all(Path(t.removeprefix("file://")).is_file() for t in results)
     images = browser.find_elements(By.CSS_SELECTOR, ".curves img")
-    assert len(images) == 3 and all(browser.execute_script("return arguments[0].naturalWidth", i) > 0 for i in images)
+    assert len(images) == 6 and all(browser.execute_script("return arguments[0].naturalWidth", i) > 0 for i in images)
+    assert sum("(paired differences)" in image.get_attribute("alt") for image in images) == 3  # one per submission
     browser.execute_script("window.scrollTo(0, 0)")
     shot = tmp_path / "leaderboard.png"
     assert browser.save_screenshot(str(shot)) and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,16 +8,19 @@ import numpy as np
 import pytest
 
 from dialshift.cli import main as cli
-from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.metrics import brier, das_ratio, ece, ood_detection, open_world_f1, recall_at_k
 from dialshift.scoring import ScoringSettings, bootstrap, get_task, score_directory
 from dialshift.scoring.pipeline import check_output_dir
 
 GROUP = ShiftGroup("noise", "Noise", "noise", "Toy noise shift", "noise level")
+CORPUS = Baseline("toyrank", "corpus", "the unshifted toy instances")
 CONFIGS = [
     BenchmarkConfig("toyrank", "toy", "response_ranking", "unshifted ranking"),
-    *[BenchmarkConfig(f"toyrank_n{level}", "toy", "response_ranking", "noisier", GROUP, level / 2, f"{level}/2")
-      for level in (1, 2)],
+    BenchmarkConfig("toyrank_n1", "toy", "response_ranking", "noisier", GROUP, 0.5, "1/2", baselines=(CORPUS,)),
+    BenchmarkConfig("toyrank_n2", "toy", "response_ranking", "noisiest, half the instances", GROUP, 1.0, "2/2",
+                    baselines=(CORPUS, Baseline("toyrank_n1", "control", "a milder noise"))),
+    BenchmarkConfig("toyrank_other", "toy", "response_ranking", "other instances", baselines=(CORPUS,)),
     BenchmarkConfig("toypairs", "toypairs", "pairwise_selection"),
     BenchmarkConfig("toyintent", "toyintent", "open_world_intent", parameters={"oos_label": 4}),
     BenchmarkConfig("toydistract", "toydistract", "attention_distribution"),
@@ -50,6 +53,10 @@ def make_folder(path):
         data[name] = {"id": keep, "label": labels[: len(keep)].tolist()}
         predictions[name] = [{"id": i, "scores": s.tolist(), "probabilities": q.tolist()}
                              for i, s, q in zip(keep, noisy, p, strict=True)]
+    other = [f"other-{i:03d}" for i in range(N // 3)]  # no id in common with toyrank: no paired difference
+    data["toyrank_other"] = {"id": other, "label": labels[: len(other)].tolist()}
+    predictions["toyrank_other"] = [{"id": i, "probabilities": row["probabilities"]}
+                                    for i, row in zip(other, predictions["toyrank"], strict=False)]
     types = rng.choice(["negation", "swap", "none"], N).tolist()
     pair_labels = rng.integers(0, 2, N)
     data["toypairs"] = {"id": ids, "label": pair_labels.tolist(), "type": types}
@@ -176,7 +183,7 @@ def test_bootstrap_intervals_cover_the_true_value():
         low, high = bootstrap.intervals(draws)["a"]["mean"]
         covered_mean += low <= 0.7 <= high
         points = {"a": {"mean": a.mean()}, "b": {"mean": b.mean()}}
-        low, high = bootstrap.paired_differences(points, draws, {"b": "a"})["b"]["metrics"]["mean"]["interval"]
+        low, high = bootstrap.paired_differences(points, draws, {"b": ("b", "a")})["b"]["mean"]["interval"]
         covered_difference += low <= 0.0 <= high
     assert 0.89 <= covered_mean / trials <= 0.99
     assert 0.89 <= covered_difference / trials <= 0.99
@@ -205,10 +212,32 @@ def test_score_document(document):
         for metric, interval in metrics.items():
             assert interval is None or interval[0] <= interval[1], (config, metric)
     assert document["intervals"]["toyrank"]["recall@1"] is not None
-    difference = document["differences"]["toyrank_n2"]
-    assert difference["baseline"] == "toyrank" and difference["metrics"]["recall@1"]["interval"]
-    assert set(document["differences"]) == {"toyrank_n1", "toyrank_n2"}
+    difference = document["differences"]["toyrank_n2"]["toyrank"]
+    assert difference["kind"] == "corpus" and difference["metrics"]["recall@1"]["interval"]
+    assert set(document["differences"]) == {"toyrank_n1", "toyrank_n2", "toyrank_other"}
     assert document["options"]["toyrank"]["ece_bins"] == 15 and "toyrank" in document["reliability"]
+
+
+def test_paired_differences_are_on_the_shared_ids_only(toy, document):
+    folder, pred_dir, predictions, data = toy
+    entry = document["differences"]["toyrank_n2"]
+    assert entry["toyrank"]["shared"] == N // 2 and entry["toyrank_n1"]["shared"] == N // 2
+    # the point difference is toyrank_n2 minus toyrank on toyrank_n2's ids, not minus all of toyrank
+    task = get_task("response_ranking")
+    options = {"ece_bins": 15, "ks": (1, 2, 5)}
+    rows = predictions["toyrank"][: N // 2]
+    _, stats = stats_of("response_ranking", rows, {"label": data["toyrank"]["label"][: N // 2]}, options)
+    base_on_shared = task.metrics(stats, options)
+    for metric in ("recall@1", "brier", "ece", "mrr"):
+        expected = document["results"]["toyrank_n2"][metric] - base_on_shared[metric]
+        assert entry["toyrank"]["metrics"][metric]["value"] == pytest.approx(expected, abs=1e-12), metric
+        low, high = entry["toyrank"]["metrics"][metric]["interval"]
+        assert low <= expected <= high or metric == "ece"
+    assert document["results"]["toyrank"]["recall@1"] != pytest.approx(base_on_shared["recall@1"])
+    # no id in common: the comparison is listed with 0 shared ids and no difference
+    assert document["differences"]["toyrank_other"]["toyrank"] == {
+        "kind": "corpus", "reason": "the unshifted toy instances", "shared": 0, "metrics": {}}
+    assert "toyrank" not in document["differences"] and "toypairs" not in document["differences"]
 
 
 def test_chunked_reading_gives_the_same_document(toy, document):
@@ -225,9 +254,14 @@ def test_score_cli_writes_results_and_plots_from_typed_configs(toy, tmp_path, ca
     written = json.loads((out / "results.json").read_text())
     assert written["scoring"]["replicates"] == 50
     summary = (out / "results.md").read_text()
-    assert "## Toy noise shift" in summary and "Difference from `toyrank`" in summary and "R@1/5" in summary
+    assert "## Toy noise shift" in summary and "R@1/5" in summary
+    assert "| toyrank_n2 | toyrank_n1 (control) | 30 |" in summary
+    assert "| toyrank_n2 | toyrank (corpus) | 30 |" in summary
+    assert "- `toyrank_other` vs `toyrank` (corpus): no instance id in common, no difference" in summary
+    assert "| toyrank_other | toyrank" not in summary
     assert "15 equal-width" in summary
-    assert {p.name for p in (out / "plots").iterdir()} >= {"shift_noise.png", "reliability_predictions.png"}
+    assert {p.name for p in (out / "plots").iterdir()} >= {"shift_noise.png", "difference_noise.png",
+                                                           "reliability_predictions.png"}
     curves = tmp_path / "curves.png"
     assert cli(["plot", "curves", str(out / "results.json"), "--out", str(curves)]) == 0
     assert curves.read_bytes().startswith(b"\x89PNG")

@@ -8,7 +8,7 @@ work for it with no edit anywhere in dialshift. The task is pairwise selection (
 
 from dataclasses import dataclass
 
-from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.registry import BuildResult, Family, option
 from dialshift.shifts import InstanceRandom
 
@@ -33,7 +33,9 @@ class ToyFamily(Family):
         task = "pairwise_selection"
         return [BenchmarkConfig("toy", self.name, task, "unshifted toy cases"),
                 *[BenchmarkConfig(f"toy_swap_{p}", self.name, task, f"candidates swapped with probability {p}", GROUP,
-                                  p, f"{p:.1f}", {"probability": p}) for p in (0.5, 1.0)],
+                                  p, f"{p:.1f}", {"probability": p},
+                                  baselines=(Baseline("toy", "corpus", "the same cases unswapped"),))
+                  for p in (0.5, 1.0)],
                 BenchmarkConfig("toy_model", self.name, task, "needs --toy-model", optional=True)]
 
     def build(self, configs, context):

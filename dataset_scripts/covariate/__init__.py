@@ -9,7 +9,7 @@ renders the card section (template ``hub_cards/covariate.md``) from the facts th
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from dialshift.configs import BenchmarkConfig
+from dialshift.configs import Baseline, BenchmarkConfig
 from dialshift.registry import BuildContext, BuildResult, Family, option
 
 from .clusters import BENCHMARKS, CORPORA
@@ -103,7 +103,10 @@ def declared_configs(family: str = "covariate") -> list[BenchmarkConfig]:
                                        f"test and covariate-shifted cov_test", parameters=parameters, splits=SPLITS))
         configs += [BenchmarkConfig(f"{name}_{shots}shot", family, TASK, f"{bench.title} with {shots} training "
                                     "utterances per intent (other splits as the full config)",
-                                    parameters={**parameters, "shots": shots}, splits=SPLITS) for shots in SHOTS]
+                                    parameters={**parameters, "shots": shots}, splits=SPLITS,
+                                    baselines=(Baseline(name, "corpus", f"the same {bench.title} test instances, "
+                                                        "model trained on the full training split"),))
+                    for shots in SHOTS]
     return configs
 
 

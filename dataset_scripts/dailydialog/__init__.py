@@ -8,7 +8,7 @@ facts the build records. The fields are described in ``hub_cards/dailydialog.md`
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.errors import DialshiftError
 from dialshift.parallel import fork_map, get_shared, shared
 from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
@@ -59,8 +59,23 @@ GROUPS = {
 
 
 def declared_configs(name: str = "dailydialog") -> list[BenchmarkConfig]:
-    """Every config of the family, in the order of the paper's tables."""
+    """Every config of the family, in the order of the paper's tables.
+
+    Baselines: every shifted config is compared with the unshifted test set it was made from (``dailydialog``, on the
+    instances they share), and a shift with its own control also with that control: ``uw_R`` with ``kw_R`` (Lee et al.
+    §4.3: the same instances and target words, replaced by known words instead) and ``ic_Kof6`` with ``ic_0of6`` (the
+    same 6+-turn instances, nothing deleted).
+    """
     test = ("test",)
+    corpus = Baseline(name, "corpus", "the unshifted DailyDialog test set the instances were made from (Lee et al.'s "
+                                      "source dataset), on the instances both hold")
+
+    def kw_control(ratio):
+        return Baseline(ratio_name("kw", ratio), "control", "Known Word control (Lee et al. §4.3): the same instances "
+                        "with the same target words replaced by words frequent in training instead of unknown ones")
+
+    ic_control = Baseline(f"ic_0of{IC_WINDOW}", "control", f"the same instances with a {IC_WINDOW}+-turn context and "
+                          "nothing deleted (Lee et al. App. A.2)")
     configs = [BenchmarkConfig(name, name, TASK, "DailyDialog response ranking (10 candidates), train/validation/test",
                                splits=("train", "validation", "test"))]
     for group, text in (("uw", "Unknown Word: {pct}% of the context's tokens replaced by WordNet synonyms unseen in "
@@ -70,22 +85,24 @@ def declared_configs(name: str = "dailydialog") -> list[BenchmarkConfig]:
         configs += [BenchmarkConfig(ratio_name(group, ratio), name, TASK,
                                     text.format(pct=f"{ratio * 100:g}", ratio=f"{ratio:.2f}",
                                                 count=f"{KW_MIN_COUNT:,}"),
-                                    GROUPS[group], ratio, f"{ratio:.2f}", {"ratio": ratio}, test)
+                                    GROUPS[group], ratio, f"{ratio:.2f}", {"ratio": ratio}, test,
+                                    baselines=(corpus, kw_control(ratio)) if group == "uw" else (corpus,))
                     for ratio in UW_RATIOS]
     configs += [BenchmarkConfig(f"uw_imp_{bucket}", name, TASK,
                                 f"Unknown Word at ratio {IMPORTANCE_RATIO:.2f} restricted to importance bucket "
                                 f"{bucket} of {NUM_BUCKETS} (needs --importance-model)",
-                                GROUPS["uw_imp"], float(bucket), str(bucket), {"bucket": bucket}, test, optional=True)
+                                GROUPS["uw_imp"], float(bucket), str(bucket), {"bucket": bucket}, test, optional=True,
+                                baselines=(corpus,))
                 for bucket in range(1, NUM_BUCKETS + 1)]
     configs += [BenchmarkConfig(f"ic_{k}of{IC_WINDOW}", name, TASK,
                                 f"Insufficient Context: the first {k} of the last {IC_WINDOW} context turns deleted",
                                 GROUPS["ic"], k / IC_WINDOW, f"{k}/{IC_WINDOW}", {"deleted": k, "window": IC_WINDOW},
-                                test)
+                                test, baselines=(corpus, ic_control) if k else (corpus,))
                 for k in range(IC_WINDOW)]
     configs += [BenchmarkConfig(f"sr_{turns}", name, TASK,
                                 f"Source-length control: test instances whose real context has {turns} turn(s)",
                                 GROUPS["sr"], (IC_WINDOW - turns) / IC_WINDOW, f"{IC_WINDOW - turns}/{IC_WINDOW}",
-                                {"turns": turns}, test)
+                                {"turns": turns}, test, baselines=(corpus,))
                 for turns in range(IC_WINDOW, 0, -1)]
     return configs
 

@@ -12,7 +12,7 @@ block at the start, the middle or the end of the History). Insertion is the publ
 
 from dataclasses import dataclass
 
-from dialshift.configs import BenchmarkConfig, ShiftGroup
+from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 from dialshift.shifts.base import InstanceRandom
 from dialshift.shifts.distraction import (
@@ -72,19 +72,27 @@ def _groups(corpus: str) -> dict:
 
 
 def declared_configs(family: str = "distracting") -> list[BenchmarkConfig]:
-    """Every config: ``ubuntu``, then per corpus the nine distracting test sets in Table 3's order."""
+    """Every config: ``ubuntu``, then per corpus the nine distracting test sets in Table 3's order.
+
+    Baseline of each distracting set: the undistracted test set of its own corpus (``ubuntu``, or the ``dailydialog``
+    family's ``dailydialog``), as Xing and Gulla report perplexity and History AS on the "Original" test set beside the
+    distracting ones; a difference is computed only on the ids both hold (DailyDialog's distracting sets are made from
+    its dialogues, not from the ranking instances, so they share none and no difference is printed).
+    """
     configs = [BenchmarkConfig("ubuntu", family, TASK, "Ubuntu context/response pairs (IRC gold conversations or "
                                "Lowe's CSV), train/validation/test, no distraction",
                                parameters={"includes_query": True}, splits=("train", "validation", "test"))]
     for corpus, label in CORPORA.items():
         groups = _groups(corpus)
+        baselines = (Baseline(corpus, "corpus", f"the undistracted {label} test set (Xing and Gulla's \"Original\" "
+                                                "test set)"),)
         for probability in PROBABILITIES:
             configs.append(BenchmarkConfig(
                 f"{corpus}_distract_random_{probability:.1f}", family, TASK,
                 f"{label} test contexts with 2 training utterances of other dialogues inserted, each with probability "
                 f"{probability:g}, each at a random History slot", groups["random"], probability, f"{probability:.1f}",
                 {"corpus": corpus, "source": "random", "probability": probability, "position": "random",
-                 "count": COUNT, "includes_query": True}))
+                 "count": COUNT, "includes_query": True}, baselines=baselines))
         for kind in KINDS:
             for index, position in enumerate(POSITIONS):
                 configs.append(BenchmarkConfig(
@@ -92,7 +100,7 @@ def declared_configs(family: str = "distracting") -> list[BenchmarkConfig]:
                     f"{label} test contexts with the 2 {kind}-word distracting sentences inserted as one block at the "
                     f"{position} of the History", groups[kind], index / 2, position,
                     {"corpus": corpus, "source": kind, "probability": 1.0, "position": position, "count": COUNT,
-                     "includes_query": True}))
+                     "includes_query": True}, baselines=baselines))
     return configs
 
 

@@ -39,7 +39,12 @@ CITATION = """@inproceedings{han-etal-2021-evaluation,
 
 
 def declared_configs(family: str = "korean") -> list[BenchmarkConfig]:
-    """``kor_adv``, one config per adversarial type (Table 1's order), then ``kor_chitchat``."""
+    """``kor_adv``, one config per adversarial type (Table 1's order), then ``kor_chitchat``.
+
+    No config declares a baseline: a type's set is a subset of ``kor_adv`` with its instances unchanged (a paired
+    difference on the shared ids would compare a model's predictions with themselves; ``kor_adv``'s per-type accuracies
+    already report it), and ``kor_chitchat`` (Han et al.'s in-domain test) shares neither an instance nor the task.
+    """
     task = "pairwise_selection"
     configs = [BenchmarkConfig(ADVERSARIAL, family, task, "KorAdvMRS: all 2,220 adversarial test cases (7 types), "
                                                           "correct vs adversarial response",

@@ -116,7 +116,7 @@ def _plot_record(record: dict, site: Path, label: str) -> list[dict]:
     import matplotlib.pyplot as plt
 
     from dialshift.plots import save_figure, shift_curves
-    from dialshift.scoring.report import _metrics_of, curve_points, figures, typed_configs
+    from dialshift.scoring.report import _metrics_of, curve_points, difference_points, figures, typed_configs
 
     documents = {label: record}
     configs = typed_configs(documents)
@@ -131,6 +131,16 @@ def _plot_record(record: dict, site: Path, label: str) -> list[dict]:
         save_figure(figure, site / relative, dpi=80)
         plt.close(figure)
         written.append({"title": entry["title"], "path": relative.as_posix()})
+        differences = difference_points(documents, configs, entry["members"])
+        if differences:
+            lines, bands, x_labels = differences
+            figure = shift_curves(lines, x_labels, metrics=tuple(m for m, _ in metrics), title=f"{entry['title']}: "
+                                  f"{label}, paired differences from the declared baselines",
+                                  xlabel=entry["axis_label"], intervals=bands, metric_labels=dict(metrics))
+            relative = Path("plots") / f"{stem.as_posix()}__{key}__differences.png"
+            save_figure(figure, site / relative, dpi=80)
+            plt.close(figure)
+            written.append({"title": f"{entry['title']} (paired differences)", "path": relative.as_posix()})
     return written
 
 

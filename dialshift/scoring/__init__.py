@@ -8,7 +8,7 @@ and ``dialshift evaluate`` (model -> predictions -> the same code), so both give
   statistics and metric set. A new family whose configs name an existing task needs nothing here; a new task
   subclasses :class:`Task` and is registered with :func:`register_task`.
 * :mod:`dialshift.scoring.pipeline`: :func:`score_directory` / :func:`score_files` (chunked reading, join by id,
-  intervals, paired differences from the unshifted config) and :func:`write_results`.
+  intervals, paired differences from the declared baselines on shared ids) and :func:`write_results`.
 * :mod:`dialshift.scoring.bootstrap`: the seeded percentile bootstrap, paired by instance id across configs.
 * :mod:`dialshift.scoring.report`: ``results.md`` and plots from the typed configs stored in ``results.json``.
 * :mod:`dialshift.scoring.jsonl`: the JSON-lines reader (record by record, or in Arrow chunks).

@@ -4,8 +4,9 @@ Each replicate draws ``U`` ids with replacement from the union of the ids of eve
 number), with ``numpy.random.default_rng(seed)``; a config's replicate statistic re-weights its own instances by how
 often each of its ids was drawn. So every config sees the *same* resampled ids (those it contains), and the
 difference of two configs' statistics within a replicate is a paired bootstrap draw of their difference: its
-interval says whether a drop under shift is larger than resampling noise. The union is ordered by id key, so the
-intervals do not depend on file order. Cost: ``O(replicates x (U + total instances))``.
+interval says whether a drop under shift is larger than resampling noise. Two configs are compared on the ids they
+share (:func:`restricted` views, scored with the same draws). The union is ordered by id key, so the intervals do not
+depend on file order. Cost: ``O(replicates x (U + total instances))``.
 """
 
 import warnings
@@ -25,6 +26,12 @@ class Sample:
     keys: np.ndarray
     statistic: object
     batched: bool = False
+
+
+def restricted(sample: Sample, mask: np.ndarray) -> Sample:
+    """``sample`` scored on the instances where ``mask`` is true only: every other instance gets weight 0, so in a
+    paired replicate the view sees the same draws of the shared ids as the configs it is compared with."""
+    return Sample(sample.keys, lambda weights: sample.statistic(weights * mask), sample.batched)
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95):
@@ -69,18 +76,19 @@ def intervals(draws: dict, confidence: float = 0.95) -> dict:
 
 
 def paired_differences(points: dict, draws: dict, pairs: dict, confidence: float = 0.95) -> dict:
-    """``{config: {"baseline": base, "metrics": {metric: {"value", "interval"}}}}`` for ``pairs = {config: base}``:
-    the point difference ``config - base`` and the percentile interval of the replicate differences."""
+    """``{metric: {"value", "interval"}}`` per pair: ``pairs = {key: (config, base)}`` names two entries of ``points``
+    / ``draws`` (configs, or :func:`restricted` views on the ids two configs share); the point difference
+    ``config - base`` and the percentile interval of the replicate differences, for the metrics both have."""
     result = {}
-    for name, base in pairs.items():
+    for key, (name, base) in pairs.items():
         metrics = {}
         for metric, value in points[name].items():
-            if metric not in points[base] or metric not in draws[name]:
+            if metric not in points[base] or metric not in draws[name] or metric not in draws[base]:
                 continue
             difference = value - points[base][metric]
             metrics[metric] = {
                 "value": float(difference) if np.isfinite(difference) else None,
                 "interval": percentile_interval(draws[name][metric] - draws[base][metric], confidence),
             }
-        result[name] = {"baseline": base, "metrics": metrics}
+        result[key] = metrics
     return result

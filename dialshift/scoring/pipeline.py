@@ -164,6 +164,39 @@ def _finite(value):
     return float(value) if value is not None and np.isfinite(value) else None
 
 
+def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dict, dict]:
+    """The paired comparisons of the scored configs with their declared baselines (those scored too).
+
+    Returns ``(differences, views, pairs)``: ``differences[config][baseline]`` = ``{"kind", "reason", "shared",
+    "metrics": {}}`` (``shared``: the number of instance ids both hold; the metrics are filled only where it is not
+    0); ``views = {key: (config, mask)}``: a config restricted to the ids it shares with another, where it holds more;
+    ``pairs = {(config, baseline): (side, side)}``: the two configs or views whose difference is reported.
+    """
+    import hashlib
+
+    differences, views, pairs = {}, {}, {}
+
+    def side(name, shared):
+        keys = samples[name].keys
+        if len(shared) == len(keys):
+            return name
+        key = f"{name}@{hashlib.sha1(shared.tobytes()).hexdigest()[:16]}"
+        views.setdefault(key, (name, np.isin(keys, shared)))
+        return key
+
+    for name in files:
+        for baseline in configs[name].baselines:
+            base = baseline.config
+            if base not in files:
+                continue
+            shared = np.intersect1d(samples[name].keys, samples[base].keys)
+            differences.setdefault(name, {})[base] = {"kind": baseline.kind, "reason": baseline.reason,
+                                                      "shared": int(len(shared)), "metrics": {}}
+            if len(shared):
+                pairs[(name, base)] = (side(name, shared), side(base, shared))
+    return differences, views, pairs
+
+
 def score_files(files: dict, settings: ScoringSettings, run: dict | None = None) -> dict:
     """Score ``{config: predictions path}`` against ``settings.dataset``; return the ``results.json`` document."""
     from tqdm.auto import tqdm
@@ -193,14 +226,14 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
                                                                                                           weights),
                                          batched=task.batched)
         options_by_config[name] = options
-    draws = bootstrap.paired_replicates(samples, settings.replicates, settings.seed)
-    baselines = {}
-    for name in files:
-        config = configs[name]
-        if config.shifted:
-            base = [other for other in files if configs[other].family == config.family and not configs[other].shifted]
-            if base:
-                baselines[name] = base[0]
+    differences, views, pairs = declared_comparisons(files, configs, samples)
+    for key, (side, mask) in views.items():
+        points[key] = samples[side].statistic(mask.astype(np.int64))
+    draws = bootstrap.paired_replicates({**samples, **{key: bootstrap.restricted(samples[side], mask)
+                                                       for key, (side, mask) in views.items()}},
+                                        settings.replicates, settings.seed)
+    for (name, base), metrics in bootstrap.paired_differences(points, draws, pairs, settings.confidence).items():
+        differences[name][base]["metrics"] = metrics
     return {
         "dialshift_version": __version__,
         "dataset": str(settings.dataset),
@@ -213,8 +246,8 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
                     for name, options in options_by_config.items()},
         "results": {name: {**{key: _finite(value) for key, value in points[name].items()}, "instances": sizes[name]}
                     for name in files},
-        "intervals": bootstrap.intervals(draws, settings.confidence),
-        "differences": bootstrap.paired_differences(points, draws, baselines, settings.confidence),
+        "intervals": bootstrap.intervals({name: draws[name] for name in files}, settings.confidence),
+        "differences": differences,
         "reliability": reliability,
     }
 

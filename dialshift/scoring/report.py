@@ -3,7 +3,8 @@
 Nothing here reads a config name: sections and curves follow each config's shift group (``group.figure`` says which
 groups share a figure, ``group.title`` and ``group.axis_label`` its title and x axis, ``intensity`` the x position,
 ``intensity_label`` the tick); the family's unshifted config is the first point of every curve of its family; the
-reliability diagrams show the unshifted config and the strongest shift of each group.
+reliability diagrams show the unshifted config and the strongest shift of each group. Paired differences follow
+each config's declared baselines (a table per section and a ``difference_<figure>.png`` beside each curve figure).
 """
 
 from pathlib import Path
@@ -25,15 +26,15 @@ def figures(configs: dict[str, BenchmarkConfig]) -> dict[str, dict]:
     """``{figure: {"title", "axis_label", "groups": [group, ...], "members": [config, ...], "baseline": name}}``.
 
     Groups are ordered by their ``rank`` (a shift before its control), members by group then intensity;
-    ``baseline`` is the family's unshifted config when present."""
+    ``baseline`` is the unshifted corpus every member declares as its ``corpus`` baseline, when the documents hold it
+    and it has the members' task (the first point of the curves), else None."""
     result: dict[str, dict] = {}
-    unshifted = {config.family: name for name, config in configs.items() if not config.shifted}
     for name, config in configs.items():
         if not config.shifted:
             continue
         group = config.group
         entry = result.setdefault(group.figure, {"title": group.title, "axis_label": group.axis_label, "groups": [],
-                                                 "members": [], "baseline": unshifted.get(config.family)})
+                                                 "members": [], "baseline": None})
         if group.name not in [g.name for g in entry["groups"]]:
             entry["groups"].append(group)
         entry["members"].append(name)
@@ -41,6 +42,11 @@ def figures(configs: dict[str, BenchmarkConfig]) -> dict[str, dict]:
         entry["groups"].sort(key=lambda g: (g.rank, g.name))
         order = [g.name for g in entry["groups"]]
         entry["members"].sort(key=lambda n: (order.index(configs[n].group.name), configs[n].intensity))
+        corpora = {tuple(b.config for b in configs[n].baselines if b.kind == "corpus") for n in entry["members"]}
+        if len(corpora) == 1 and len(next(iter(corpora))) == 1:
+            base = next(iter(corpora))[0]
+            if base in configs and configs[base].task == configs[entry["members"][0]].task:
+                entry["baseline"] = base
     return result
 
 
@@ -67,8 +73,8 @@ def _cell(document, config, metric) -> str:
     return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else f"{value:.3f}"
 
 
-def _difference_cell(document, config, metric) -> str:
-    entry = ((document.get("differences", {}).get(config) or {}).get("metrics") or {}).get(metric)
+def _difference_cell(document, config, metric, base) -> str:
+    entry = (((document.get("differences") or {}).get(config) or {}).get(base) or {}).get("metrics", {}).get(metric)
     if not entry or entry["value"] is None:
         return "–"
     interval = entry["interval"]
@@ -76,6 +82,44 @@ def _difference_cell(document, config, metric) -> str:
         return f"{entry['value']:+.3f}"
     marker = " *" if interval[0] > 0 or interval[1] < 0 else ""
     return f"{entry['value']:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}]{marker}"
+
+
+def comparisons(documents: dict, names) -> tuple[list, list]:
+    """``(paired, unpaired)``: the ``(config, baseline, kind)`` comparisons of ``names`` found in the documents, split
+    into those with shared instance ids (a difference exists) and those without (none is printed)."""
+    paired, unpaired = [], []
+    for name in names:
+        for document in documents.values():
+            for base, entry in ((document.get("differences") or {}).get(name) or {}).items():
+                row = (name, base, entry.get("kind", ""))
+                target = paired if entry.get("shared") else unpaired
+                if row not in paired and row not in unpaired:
+                    target.append(row)
+    return paired, [row for row in unpaired if row not in paired]
+
+
+def _difference_table(documents, names, configs) -> list[str]:
+    """The paired differences of ``names`` from their declared baselines: one row per (config, baseline) with shared
+    ids, the shared-id count and each headline metric per document; then one line per comparison without shared ids."""
+    paired, unpaired = comparisons(documents, names)
+    lines = []
+    if paired:
+        columns = _metrics_of(documents, names, configs)
+        several = len(documents) > 1
+        head = [f"{label} {text}" if several else text for label in documents
+                for text in ["shared ids", *(metric_label for _, metric_label in columns)]]
+        lines += ["| config | baseline | " + " | ".join(head) + " |", "|" + "---|" * (2 + len(head))]
+        for name, base, kind in paired:
+            cells = []
+            for document in documents.values():
+                entry = ((document.get("differences") or {}).get(name) or {}).get(base) or {}
+                cells.append(f"{entry['shared']:,}" if entry.get("shared") else "–")
+                cells += [_difference_cell(document, name, metric, base) for metric, _ in columns]
+            lines.append(f"| {name} | {base} ({kind}) | " + " | ".join(cells) + " |")
+    if unpaired:
+        lines += ["" if lines else None, *(f"- `{name}` vs `{base}` ({kind}): no instance id in common, no difference"
+                                           for name, base, kind in unpaired)]
+    return [line for line in lines if line is not None]
 
 
 def _metrics_of(documents, names, configs) -> list[tuple[str, str]]:
@@ -118,8 +162,9 @@ def render_markdown(documents: dict) -> str:
         f"instances per config: {scoring.get('max_instances') or 'all'}"
         + (f" (subsample seed {scoring.get('sample_seed')})" if scoring.get("max_instances") else "")
         + f"; dialshift {first.get('dialshift_version')}.",
-        f"Each value is followed by its {scoring.get('interval', 'bootstrap interval')}. Differences are a shifted "
-        "config minus its family's unshifted config, with the paired interval; `*` marks an interval that excludes 0.",
+        f"Each value is followed by its {scoring.get('interval', 'bootstrap interval')}. Differences are a config "
+        "minus each baseline it declares (its unshifted corpus, its shift's control), on the instance ids the two "
+        "share (counted), with the paired interval; `*` marks an interval that excludes 0.",
         "",
     ]
     configs = typed_configs(documents)
@@ -143,13 +188,16 @@ def render_markdown(documents: dict) -> str:
         names = ([entry["baseline"]] if entry["baseline"] else []) + entry["members"]
         placed.update(names)
         lines += ["", f"## {entry['title']}", "", *_table(documents, names, configs, _cell)]
-        if entry["baseline"]:
-            lines += ["", f"Difference from `{entry['baseline']}`:", "",
-                      *_table(documents, entry["members"], configs, _difference_cell)]
+        differences = _difference_table(documents, entry["members"], configs)
+        if differences:
+            lines += ["", "Paired differences from the declared baselines:", "", *differences]
     rest = [name for name in configs if name not in placed]
     if rest:
         lines += ["", "## Configs" if not grouped else "## Other configs", "", *_table(documents, rest, configs,
                                                                                          _cell)]
+        differences = _difference_table(documents, rest, configs)
+        if differences:
+            lines += ["", "Paired differences from the declared baselines:", "", *differences]
     return "\n".join(lines) + "\n"
 
 
@@ -179,6 +227,36 @@ def curve_points(documents: dict, configs: dict[str, BenchmarkConfig], names: li
     return lines, bands, x_labels
 
 
+def difference_points(documents: dict, configs: dict[str, BenchmarkConfig], names: list[str]):
+    """``(lines, bands, x_labels)`` of the paired differences of ``names`` (members of one figure) from their
+    declared baselines, for :func:`dialshift.plots.shift_curves`: one line per (document, group, baseline kind), at
+    the members' intensities; a point without shared ids (or without that baseline) is a gap. None when no member
+    has a difference."""
+    xs = sorted({configs[name].intensity for name in names})
+    tick = {}
+    for name in names:
+        tick.setdefault(configs[name].intensity, configs[name].intensity_label or f"{configs[name].intensity:g}")
+    paired, _ = comparisons(documents, names)
+    if not paired:
+        return None
+    lines, bands = {}, {}
+    for label, document in documents.items():
+        differences = document.get("differences") or {}
+        for group in dict.fromkeys(configs[name].group for name in names):
+            members = [name for name in names if configs[name].group == group]
+            for kind in dict.fromkeys(kind for name, _, kind in paired if name in members):
+                bases = {name: base for name, base, k in paired if name in members and k == kind}
+                targets = {configs[base].group.label if base in configs and configs[base].shifted else base
+                           for base in bases.values()}
+                line = (f"{label}: " if len(documents) > 1 else "") + f"{group.label} − " + (
+                    targets.pop() if len(targets) == 1 else kind)
+                by_x = {configs[name].intensity: (differences.get(name) or {}).get(base, {}).get("metrics", {})
+                        for name, base in bases.items()}
+                lines[line] = [{m: v["value"] for m, v in by_x.get(x, {}).items()} for x in xs]
+                bands[line] = [{m: v["interval"] for m, v in by_x.get(x, {}).items()} for x in xs]
+    return lines, bands, [tick[x] for x in xs]
+
+
 def write_plots(out_dir, documents: dict) -> list[Path]:
     """``plots/shift_<figure>.png`` per figure and ``plots/reliability_<label>.png`` per document with bins."""
     import matplotlib.pyplot as plt
@@ -195,6 +273,14 @@ def write_plots(out_dir, documents: dict) -> list[Path]:
                               xlabel=entry["axis_label"], intervals=bands, metric_labels=dict(metrics))
         written.append(save_figure(figure, out_dir / "plots" / f"shift_{key}.png"))
         plt.close(figure)
+        differences = difference_points(documents, configs, entry["members"])
+        if differences:
+            lines, bands, x_labels = differences
+            figure = shift_curves(lines, x_labels, metrics=tuple(m for m, _ in metrics), title=f"{entry['title']}: "
+                                  "paired differences from the declared baselines", xlabel=entry["axis_label"],
+                                  intervals=bands, metric_labels=dict(metrics))
+            written.append(save_figure(figure, out_dir / "plots" / f"difference_{key}.png"))
+            plt.close(figure)
     chosen = reliability_configs(configs)
     for label, document in documents.items():
         bins = document.get("reliability") or {}
