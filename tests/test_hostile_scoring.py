@@ -1,12 +1,14 @@
 """Hostile and careless input to `dialshift score` and `dialshift leaderboard`: no record lost, no invalid prediction
 scored, no traceback. Each case reproduces a probe finding (see docs/safety.md, "Scoring and the leaderboard")."""
 
+import copy
 import json
 import shutil
 
 import pytest
-from test_leaderboard import make_dataset, score, write_predictions
+from test_leaderboard import make_dataset, one_line_error, score, write_predictions
 
+from dialshift.cli import main
 from dialshift.leaderboard.store import read_store, record_path
 
 
@@ -83,3 +85,99 @@ def test_an_old_name_holding_another_submission_is_not_overwritten(submission, d
     _meta(submission, model="org/tiny-ranker")
     assert score(submission, dataset, store) == 0
     assert {r["config"]["model_name"] for r in read_store(store)} == {"org-tiny-ranker", "org/tiny-ranker"}
+
+
+# ----------------------------------------------------------------------------------------------- predictions
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    from test_scoring import make_folder
+
+    return make_folder(tmp_path_factory.mktemp("toy"))
+
+
+def _score_rows(toy, tmp_path, capsys, config, change, *options):
+    """Score the toy predictions of ``config`` after ``change(rows)``; return (exit status, stderr)."""
+    folder, _, predictions, _ = toy
+    rows = copy.deepcopy(predictions[config])
+    change(rows)
+    target = tmp_path / "predictions"
+    target.mkdir(exist_ok=True)
+    (target / f"{config}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code = main(["score", str(target), "--dataset", str(folder), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--no-plots", "--bootstrap", "20", *(f"--option={o}" for o in options)])
+    return code, capsys.readouterr().err.strip()
+
+
+def _set(row, **values):
+    return lambda rows: rows[row].update(values)
+
+
+@pytest.mark.parametrize("config, change, expected", [
+    ("toypairs", lambda rows: [row.update(scores=[*row["scores"], 0.0]) for row in rows],
+     ":1: scores[0] has 3 values but the instance has 2 candidates"),
+    ("toypairs", lambda rows: [row.update(scores=None, prediction=2 if i == 3 else 0) for i, row in enumerate(rows)],
+     ":4: prediction[3] = 2 is not a response index of the instance (0 .. 1)"),
+    ("toypairs", lambda rows: [row.update(scores=None, prediction=-1 if i == 3 else 0)
+                               for i, row in enumerate(rows)], ":4: prediction[3] = -1"),
+    ("toypairs", _set(2, scores=[float("nan"), 0.1]), ":3: scores[2] holds NaN or inf"),
+    ("toyintent", _set(6, score=float("nan")), ":7: score[6] holds NaN or inf"),
+    ("toyintent", _set(6, score=float("inf")), ":7: score[6] holds NaN or inf"),
+    ("toyintent", _set(1, prediction=-3), ":2: prediction[1] = -3 is not a label id"),
+    ("toydistract", lambda rows: rows[5].update(attention_scores=[1e308] * len(rows[5]["attention_scores"])),
+     ":6: attention_scores[5] holds a value too large"),
+    ("toydistract", lambda rows: rows[5]["attention_scores"].__setitem__(0, float("inf")),
+     ":6: attention_scores[5] holds NaN or inf"),
+    ("toydistract", lambda rows: [row.update(log_likelihood=5.0 if i == 2 else -3.0, tokens=4)
+                                  for i, row in enumerate(rows)], ":3: log_likelihood[2] = 5.0 is out of range"),
+    ("toydistract", lambda rows: [row.update(log_likelihood=-5.0, tokens=-3 if i == 8 else 4)
+                                  for i, row in enumerate(rows)], ":9: tokens[8] = -3 is out of range"),
+    ("toydistract", lambda rows: [row.update(log_likelihood=-5.0, tokens=4) for row in rows[1:]],
+     ":1: log_likelihood[0] is missing"),
+], ids=["pairwise-third-score", "pairwise-prediction-2", "pairwise-prediction-negative", "pairwise-nan-score",
+        "open-world-nan", "open-world-inf", "open-world-negative-label", "attention-1e308", "attention-inf",
+        "positive-log-likelihood", "negative-tokens", "log-likelihood-on-some-lines"])
+def test_an_invalid_prediction_is_refused_with_its_line(toy, tmp_path, capsys, config, change, expected):
+    code, err = _score_rows(toy, tmp_path, capsys, config, change)
+    assert code == 2 and err.startswith("dialshift score: error:") and "\n" not in err, err
+    assert expected in err, err
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_eleven_values_for_ten_candidates_are_refused_not_relabelled(submission, dataset, tmp_path, capsys):
+    path = submission / "predictions" / "uw_0.10.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:  # every line consistent with the others: only the dataset knows there are 10 candidates
+        row["probabilities"] = [p * 10 / 11 for p in row["probabilities"]] + [1 / 11]
+        row["scores"] = [*row["scores"], -9.0]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert score(submission, dataset, tmp_path / "store") == 2
+    err = one_line_error(capsys)
+    assert "uw_0.10.jsonl:1: probabilities[0] has 11 values but the instance has 10 candidates" in err
+    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").rglob("*.json"))
+
+
+@pytest.mark.parametrize("config, option, expected", [
+    ("toyrank", "ece_bin=10", "--option 'ece_bin': no scoring task has this option; the options are ece_bins, "),
+    ("toyrank", "ece_bins=0", "--option ece_bins = 0: must be an integer from 1 to 10,000"),
+    ("toyrank", "ece_bins=-1", "--option ece_bins = -1: must be an integer from 1 to 10,000"),
+    ("toyrank", "ece_bins=40000", "--option ece_bins = 40000: must be an integer from 1 to 10,000"),
+    ("toyrank", "ece_bins=1.5", "must be an integer"),
+    ("toyrank", "ks=0", "--option ks = 0: must be a positive integer or a list of them"),
+    ("toyrank", "ks=[1, \"x\"]", "must be a positive integer or a list of them"),
+    ("toyintent", "tpr_level=1.5", "--option tpr_level = 1.5: must be a number strictly between 0 and 1"),
+    ("toydistract", "skip_undefined=3", "--option skip_undefined = 3: must be true or false"),
+    ("toyintent", "oos_label=-2", "--option oos_label = -2: must be an integer of at least 0"),
+])
+def test_a_bad_option_is_refused_in_one_line(toy, tmp_path, capsys, config, option, expected):
+    code, err = _score_rows(toy, tmp_path, capsys, config, lambda rows: None, option)
+    assert code == 2 and err.startswith("dialshift score: error:") and "\n" not in err, err
+    assert expected in err, err
+
+
+def test_ks_given_as_one_integer_is_one_cut_off(toy, tmp_path, capsys):
+    code, err = _score_rows(toy, tmp_path, capsys, "toyrank", lambda rows: None, "ks=5", "ece_bins=10")
+    assert code == 0, err
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert document["options"]["toyrank"]["ks"] == [5] and "recall@5" in document["results"]["toyrank"]

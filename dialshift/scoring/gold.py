@@ -7,6 +7,7 @@ keys (``pandas.util.hash_array``: SipHash with a fixed key, the same on every pl
 ``searchsorted`` and memory is 8 bytes per gold id plus the gold columns.
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,9 +103,16 @@ class Gold:
         return f"config {self.config!r} split {self.split!r}"
 
 
+LENGTH = re.compile(r"len\((\w+)\)")
+
+
 def load_gold(folder, config: str, split: str, columns, *, files: dict | None = None, max_instances=None,
               sample_seed: int = 0) -> Gold:
-    """The ``id`` and ``columns`` of one config split (optionally the :func:`subsample`), keyed for joins."""
+    """The ``id`` and ``columns`` of one config split (optionally the :func:`subsample`), keyed for joins.
+
+    A column named ``len(NAME)`` is the length of each row's list ``NAME`` (e.g. ``len(candidates)``, the candidate
+    count predictions are checked against); it is optional: left out when the files have no ``NAME`` column.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -115,16 +123,22 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
     if split not in files[config]:
         raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: "
                              f"{', '.join(files[config])})")
-    wanted = ["id", *columns]
+    lengths = {name: LENGTH.fullmatch(name)[1] for name in columns if LENGTH.fullmatch(name)}
+    plain = [name for name in columns if name not in lengths]
     tables = []
     for path in files[config][split]:
         try:
             names = pq.read_schema(path).names
+            lengths = {name: source for name, source in lengths.items() if source in names}
+            wanted = ["id", *plain, *sorted(set(lengths.values()) - set(plain))]
             missing = [name for name in wanted if name not in names]
             if missing:
                 raise DialshiftError(f"{path}: no gold column {missing[0]!r} (columns: {', '.join(names)}); is "
                                      f"config {config!r} built for this task?")
-            tables.append(pq.read_table(path, columns=wanted))
+            part = pq.read_table(path, columns=wanted)
+            for name, source in lengths.items():  # keep the lengths, not the lists
+                part = part.append_column(name, pc.list_value_length(part.column(source)).cast(pa.int64()))
+            tables.append(part.select(["id", *plain, *lengths]))
         except DialshiftError:
             raise
         except Exception as error:  # pyarrow raises several types for damaged files
@@ -143,7 +157,7 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
                              f"{clip(ids[int(order[repeated[0]])].as_py())!r} twice")
     take = pa.array(order)
     gold_columns = {}
-    for name in columns:
+    for name in [*plain, *(name for name in lengths if all(name in t.column_names for t in tables))]:
         column = table.column(name).combine_chunks()
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             column = pc.dictionary_encode(column)

@@ -47,10 +47,23 @@ class Task:
     # --- options -------------------------------------------------------------------------------------------------
 
     def resolve_options(self, config: BenchmarkConfig, given: dict | None = None) -> dict:
-        """The config's metric options: the task defaults, the config's parameters, then ``given``."""
+        """The config's metric options: the task defaults, the config's parameters, then ``given`` (``--option``).
+
+        A name no registered task knows (a typo such as ``ece_bin``) and a value outside its option's range
+        (:data:`OPTION_RULES`) are refused with one line; names another task knows are left to that task.
+        """
+        given = dict(given or {})
+        known = sorted({name for task in TASK_OBJECTS.values() for name in task.defaults})
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            raise DialshiftError(f"--option {unknown[0]!r}: no scoring task has this option; the options are "
+                                 f"{', '.join(known)}")
         options = dict(self.defaults)
         options.update({key: value for key, value in config.parameters.items() if key in self.defaults})
-        options.update({key: value for key, value in (given or {}).items() if key in self.defaults})
+        options.update({key: value for key, value in given.items() if key in self.defaults})
+        for name in self.defaults:
+            origin = f"--option {name}" if name in given else f"config {config.name!r} parameter {name!r}"
+            options[name] = check_option(name, options[name], origin)
         return options
 
     def schema(self):
@@ -105,6 +118,155 @@ def get_task(name: str) -> Task:
     if name not in TASK_OBJECTS:
         raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(sorted(TASK_OBJECTS))}")
     return TASK_OBJECTS[name]
+
+
+# ----------------------------------------------------------------------------------------------- validation
+
+#: The largest ECE bin count accepted (a reliability diagram with more bins than instances says nothing).
+MAX_BINS = 10_000
+#: The largest magnitude accepted for a score or an attention value: far from float64's 1.8e308, so sums and means
+#: of a dialogue's values cannot overflow to inf (equal 1e308 scores would average to inf and divide to 0 or NaN).
+MAX_MAGNITUDE = 1e100
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_ks(value):
+    values = [value] if _integer(value) else value
+    if not isinstance(values, (list, tuple)) or not values or not all(_integer(k) and 1 <= k <= 10_000
+                                                                      for k in values):
+        raise ValueError("must be a positive integer or a list of them, e.g. [1, 2, 5]")
+    return tuple(sorted(set(values)))
+
+
+def _bounded_int(low, high):
+    def check(value):
+        if not _integer(value) or not low <= value <= high:
+            raise ValueError(f"must be an integer from {low} to {high:,}")
+        return value
+    return check
+
+
+def _optional_int(low):
+    def check(value):
+        if value is not None and (not _integer(value) or value < low):
+            raise ValueError(f"must be an integer of at least {low}")
+        return value
+    return check
+
+
+def _level(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError("must be a number strictly between 0 and 1, e.g. 0.95")
+    return float(value)
+
+
+def _flag(value):
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+#: ``{option: check}``: each check returns the value (normalised) or raises ``ValueError`` stating the rule.
+OPTION_RULES = {
+    "ece_bins": _bounded_int(1, MAX_BINS),
+    "ks": _check_ks,
+    "tpr_level": _level,
+    "oos_label": _optional_int(0),
+    "num_labels": _optional_int(2),
+    "includes_query": _flag,
+    "skip_undefined": _flag,
+}
+
+
+def check_option(name: str, value, origin: str):
+    """``value`` checked against :data:`OPTION_RULES` (unchanged for an option without a rule); one-line error."""
+    rule = OPTION_RULES.get(name)
+    if rule is None:
+        return value
+    try:
+        return rule(value)
+    except ValueError as error:
+        from dialshift.scoring.jsonl import clip
+
+        raise DialshiftError(f"{origin} = {clip(value, 40)}: {error}") from None
+
+
+def _bad_value(value: float, field: str, bound: float = MAX_MAGNITUDE) -> ValueError:
+    what = "a value too large" if np.isfinite(value) else "NaN or inf"
+    return ValueError(f"{field} holds {what} (every value must be a finite number of magnitude at most {bound:g})")
+
+
+def _check_finite(values, field: str, bound: float = MAX_MAGNITUDE) -> None:
+    """Refuse NaN, inf and magnitudes over ``bound`` in a vector or ``N x K`` matrix, naming ``field[row]``."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(values) <= bound)
+    if bad.any():
+        row, *column = np.argwhere(bad)[0]
+        raise _bad_value(values[row][tuple(column)] if column else values[row], f"{field}[{row}]", bound)
+
+
+def _check_finite_lists(column, field: str) -> None:
+    """:func:`_check_finite` for a list column of varying lengths (``field[row]`` names the line)."""
+    import pyarrow.compute as pc
+
+    values = column.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(~(np.abs(values) <= MAX_MAGNITUDE))
+    if len(bad):
+        row = int(pc.list_parent_indices(column).to_numpy()[bad[0]])
+        raise _bad_value(values[bad[0]], f"{field}[{row}]")
+
+
+def _candidate_counts(gold: dict, n: int, default: int | None = None):
+    """Each instance's candidate count: the gold ``candidates`` lengths, else ``default`` (None: unknown)."""
+    if CANDIDATE_COUNT in gold:
+        return gold[CANDIDATE_COUNT].to_numpy(zero_copy_only=False)
+    return None if default is None else np.full(n, default)
+
+
+def _check_widths(width: int, gold: dict, field: str, default: int | None = None) -> None:
+    """Refuse a prediction vector whose length is not the instance's candidate count (the gold ``candidates``)."""
+    counts = _candidate_counts(gold, 1, default)
+    if counts is None:
+        return
+    bad = np.flatnonzero(counts != width)
+    if len(bad):
+        row = int(bad[0])
+        raise ValueError(f"{field}[{row}] has {width} values but the instance has {int(counts[row])} candidates in "
+                         "the dataset (one value per candidate, in the dataset's order)")
+
+
+#: The gold column holding each instance's candidate count (the length of its ``candidates`` list), when the
+#: config's files have a ``candidates`` column (see :func:`dialshift.scoring.gold.load_gold`).
+CANDIDATE_COUNT = "len(candidates)"
+#: The response count of a pairwise instance whose files carry no ``candidates`` lists.
+PAIR = 2
+
+
+def _check_perplexity_inputs(table) -> None:
+    """``log_likelihood`` and ``tokens``: on every line or on none; log-likelihoods finite and <= 0, tokens >= 1."""
+    present = [name for name in ("log_likelihood", "tokens") if name in table.column_names
+               and table.column(name).null_count < table.num_rows]
+    if not present:
+        return
+    for name in ("log_likelihood", "tokens"):
+        column = table.column(name).combine_chunks()
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(f"{name}[{row}] is missing (give log_likelihood and tokens on every line or on none)")
+    log_likelihood = table.column("log_likelihood").to_numpy().astype(np.float64)
+    tokens = table.column("tokens").to_numpy()
+    _check_finite(log_likelihood, "log_likelihood")
+    for name, bad, rule in (("log_likelihood", log_likelihood > 0, "a log-likelihood is at most 0"),
+                            ("tokens", tokens < 1, "the response has at least 1 token")):
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            value = log_likelihood[row] if name == "log_likelihood" else tokens[row]
+            raise ValueError(f"{name}[{row}] = {value} is out of range ({rule})")
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -212,7 +374,7 @@ class ResponseRanking(Task):
     """Response ranking over K candidates (Lee et al. 2022): R@k/K and MRR of the gold candidate, Brier score, ECE."""
 
     name = "response_ranking"
-    gold_columns = ("label",)
+    gold_columns = ("label", CANDIDATE_COUNT)
     #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
     #: top-label bins), which the report script of Lee et al. called; ``ks``: the recall cut-offs (those <= K).
     defaults = {"ece_bins": 15, "ks": (1, 2, 5)}
@@ -237,10 +399,13 @@ class ResponseRanking(Task):
         scores = _matrix(table, "scores", required=False)
         labels = _gold_ints(gold, "label")
         width = probabilities.shape[1]
+        _check_widths(width, gold, "probabilities")
         if options.setdefault("candidates", width) != width:
             raise ValueError(f"probabilities[0] has {width} values but earlier lines have {options['candidates']}")
         if scores is not None and scores.shape != probabilities.shape:
             raise ValueError(f"scores[0] has {scores.shape[1]} values but probabilities[0] has {width}")
+        if scores is not None:
+            _check_finite(scores, "scores")
         calibration = _calibration_stats(probabilities, labels, int(options["ece_bins"]))
         above, tied = gold_rank_counts(probabilities if scores is None else scores, labels)
         rows = np.arange(len(labels))
@@ -301,7 +466,7 @@ class PairwiseSelection(Task):
     """Pairwise (adversarial) response selection: accuracy overall and per adversarial ``type``."""
 
     name = "pairwise_selection"
-    gold_columns = ("label", "type")
+    gold_columns = ("label", "type", CANDIDATE_COUNT)
     #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
     defaults = {"ece_bins": 15}
     description = (
@@ -325,13 +490,23 @@ class PairwiseSelection(Task):
         options.setdefault("types", categories)
         scores = _matrix(table, "scores", required=False)
         if scores is not None:
+            _check_widths(scores.shape[1], gold, "scores", PAIR)
+            _check_finite(scores, "scores")
             above, tied = gold_rank_counts(scores, labels)
             hit = (above == 0) & (tied == 1)
         else:
-            hit = _vector(table, "prediction", np.int64) == labels
+            prediction = _vector(table, "prediction", np.int64)
+            counts = _candidate_counts(gold, len(prediction), PAIR)
+            bad = np.flatnonzero((prediction < 0) | (prediction >= counts))
+            if len(bad):
+                row = int(bad[0])
+                raise ValueError(f"prediction[{row}] = {prediction[row]} is not a response index of the instance "
+                                 f"(0 .. {int(counts[row]) - 1})")
+            hit = prediction == labels
         stats = {"hit": hit, "type": codes}
         probabilities = _matrix(table, "probabilities", required=False)
         if probabilities is not None:
+            _check_widths(probabilities.shape[1], gold, "probabilities", PAIR)
             options["calibrated"] = True
             stats.update(_calibration_stats(probabilities, labels, int(options["ece_bins"])))
         return stats
@@ -385,12 +560,18 @@ class OpenWorldIntent(Task):
         if options.get("oos_label") is None:
             raise ValueError("the config declares no oos_label parameter (pass --option oos_label=ID)")
         prediction = _vector(table, "prediction", np.int64)
+        score = _vector(table, "score")
+        _check_finite(score, "score")
+        negative = np.flatnonzero(prediction < 0)
+        if len(negative):
+            raise ValueError(f"prediction[{negative[0]}] = {prediction[negative[0]]} is not a label id (ids start "
+                             "at 0)")
         if options.get("num_labels") is not None:
             bad = np.flatnonzero((prediction < 0) | (prediction >= int(options["num_labels"])))
             if len(bad):
                 raise ValueError(f"prediction[{bad[0]}] = {prediction[bad[0]]} is not a label id of this config "
                                  f"(0 .. {int(options['num_labels']) - 1})")
-        return {"gold": _gold_ints(gold, "label"), "prediction": prediction, "score": _vector(table, "score")}
+        return {"gold": _gold_ints(gold, "label"), "prediction": prediction, "score": score}
 
     def _known(self, stats, options):
         oos = int(options["oos_label"])
@@ -458,6 +639,8 @@ class AttentionDistribution(Task):
         if column.null_count:
             row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
             raise ValueError(f"attention_scores[{row}] is missing")
+        _check_finite_lists(column, "attention_scores")
+        _check_perplexity_inputs(table)
         scores, masks = column.to_pylist(), gold["distractor_mask"].to_pylist()
         includes_query = bool(options["includes_query"])
         if any(map(any, masks)):  # the core validates every dialogue (row named); undefined ratios are handled below
