@@ -8,16 +8,14 @@ Where the data comes from, in order (``source="auto"``):
 3. offline, the files of that repository already in the Hugging Face cache (what an earlier online load or
    ``huggingface_hub.snapshot_download`` left there);
 4. the local build cache (``$DIALSHIFT_CACHE_DIR``, else ``~/.cache/dialshift``; one folder per dialshift version): a
-   config missing there is built on demand from the raw corpora (``data_dir``, else ``$DIALSHIFT_DATA_DIR``) with
-   ``dialshift build``'s own code and a progress bar, then loaded from the folder.
+   config missing there is built on demand from the raw corpora (``data_dir``, else ``$DIALSHIFT_DATA_DIR``) by
+   :func:`dialshift.build.build` (what ``dialshift build`` runs) with a progress bar, then loaded from the folder.
 
 Every form returns what ``datasets.load_dataset`` returns (a ``DatasetDict``, or a ``Dataset`` with ``split=``).
 The metric modules load with :func:`metric_path` (``evaluate.load(dialshift.metric_path("ece"))``) from any folder.
 """
 
-import contextlib
 import glob
-import io
 import os
 import sys
 from pathlib import Path
@@ -29,8 +27,6 @@ from dialshift.errors import DialshiftError
 DEFAULT_REPO = "dialshift/dialshift"
 REPO_ENV = "DIALSHIFT_HUB_REPO"
 SOURCES = ("auto", "hub", "local")
-#: The metric modules shipped with dialshift (folders of ``metrics/``, installed as the ``dialshift_metrics`` package).
-METRICS = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
 
 
 def hub_repo(repo_id: str | None = None) -> str:
@@ -138,19 +134,12 @@ def _hub_snapshot(repo: str, revision: str | None) -> Path | None:
 
 
 def build_config(config: str, folder: Path, *, data_dir=None, progress: bool = True) -> None:
-    """Build ``config`` into ``folder`` with ``dialshift build``'s code (other configs there are kept)."""
-    from dialshift.cli import build_parser
+    """Build ``config`` into ``folder`` with :func:`dialshift.build.build` (other configs there are kept)."""
+    from dialshift.build import build
 
-    argv = ["build", "--config", config, "--out", str(folder)]
-    if data_dir is not None:
-        argv += ["--data-dir", str(data_dir)]
-    if not progress:
-        argv.append("--no-progress")
-    args = build_parser().parse_args(argv)
     if progress:
         print(f"dialshift: building config {config!r} into {folder} (once; later loads read it)", file=sys.stderr)
-    with contextlib.redirect_stdout(io.StringIO()):  # the command's summary table; progress bars go to stderr
-        args.func(args)
+    build([config], data_dir, folder, progress=progress)
 
 
 def load_dataset(path: str, name: str | None = None, *, split=None, revision=None, repo_id: str | None = None,
@@ -216,8 +205,10 @@ def metric_path(name: str) -> str:
     (the modules are installed with the package as ``dialshift_metrics``)."""
     from importlib import resources
 
-    if name not in METRICS:
-        raise DialshiftError(f"no dialshift metric {name!r}; the metrics are {', '.join(METRICS)}")
+    from dialshift.metrics import MODULES
+
+    if name not in MODULES:
+        raise DialshiftError(f"no dialshift metric {name!r}; the metrics are {', '.join(MODULES)}")
     folder = Path(str(resources.files("dialshift_metrics").joinpath(name)))
     if not (folder / f"{name}.py").is_file():
         raise DialshiftError(f"{folder}: the metric module {name}.py is not installed; reinstall dialshift")
