@@ -893,7 +893,7 @@ def space_plans(org: str, *, wheel=None, results=None) -> list[SpacePlan]:
     their files, from the installed ``dialshift_metrics`` and ``dialshift_cards/leaderboard``; ``wheel`` (a built
     dialshift wheel) is uploaded into each Space and named in its requirements; ``results`` (a results store) is
     uploaded into the leaderboard Space as ``results/``."""
-    from dialshift.loading import METRICS
+    from dialshift.metrics import MODULES
 
     wheel = Path(wheel) if wheel else None
     if wheel is not None and (not wheel.is_file() or not wheel.name.startswith("dialshift-")
@@ -901,7 +901,7 @@ def space_plans(org: str, *, wheel=None, results=None) -> list[SpacePlan]:
         raise DialshiftError(f"--wheel {wheel}: not a dialshift wheel file (build one with `python -m build`)")
     plans = []
     metrics_root = Path(str(resources.files("dialshift_metrics")))
-    for name in METRICS:
+    for name in MODULES:
         folder = metrics_root / name
         files = {f"{name}.py": folder / f"{name}.py"}
         files.update({item: folder / item for item in METRIC_SPACE_FILES})

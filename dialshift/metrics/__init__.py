@@ -16,6 +16,9 @@ from dialshift.metrics.calibration import brier, ece
 from dialshift.metrics.open_world import ood_detection, open_world_f1
 from dialshift.metrics.ranking import recall_at_k
 
+#: The evaluate modules shipped with dialshift (folders of ``metrics/``, installed as the ``dialshift_metrics`` package).
+MODULES = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
+
 __all__ = [
     "attention_scores_dynamic",
     "attention_scores_non_hierarchical",
