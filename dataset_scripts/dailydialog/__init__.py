@@ -16,12 +16,9 @@ from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.lexical import ratio_name
 from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, UW_RULES, WordRules, target_count
 
+from .constants import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
 from .pipeline import DailyDialogShifts, ShiftOptions
 
-UW_RATIOS = tuple(round(0.05 * step, 2) for step in range(1, 11))
-IC_WINDOW = 6
-IMPORTANCE_RATIO = 0.20
-NUM_BUCKETS = 5
 #: The train split of the unshifted config is built in this many dialogue ranges, whatever --num-proc is.
 TRAIN_PARTS = 8
 TASK = "response_ranking"

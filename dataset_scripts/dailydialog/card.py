@@ -6,7 +6,7 @@ from importlib import resources
 from dialshift.shifts.lexical import ratio_name
 from dialshift.shifts.replace import UW_RULES
 
-from . import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
+from .constants import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
 
 #: Lee et al. (2022) Table 1: ratio -> (UW instances, UW mean targets, KW instances, KW mean targets).
 PAPER_TABLE1 = {
