@@ -4,6 +4,7 @@ scored, no traceback. Each case reproduces a probe finding (see docs/safety.md, 
 import copy
 import json
 import shutil
+import zipfile
 
 import pytest
 from test_leaderboard import make_dataset, one_line_error, score, write_predictions
@@ -181,3 +182,148 @@ def test_ks_given_as_one_integer_is_one_cut_off(toy, tmp_path, capsys):
     assert code == 0, err
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert document["options"]["toyrank"]["ks"] == [5] and "recall@5" in document["results"]["toyrank"]
+
+
+# ----------------------------------------------------------------------------------------------- files and archives
+
+
+def test_a_non_utf8_byte_in_an_id_is_one_line(submission, dataset, tmp_path, capsys):
+    path = submission / "predictions" / "uw_0.10.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b'"dd-002"', b'"dd-\xff02"')
+    path.write_bytes(b"\n".join(lines))
+    assert score(submission, dataset, tmp_path / "store") == 2
+    assert "uw_0.10.jsonl:3: not valid UTF-8" in one_line_error(capsys)
+    assert main(["score", str(submission / "predictions"), "--dataset", str(dataset), "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 2
+    assert "uw_0.10.jsonl:3: not valid UTF-8" in capsys.readouterr().err
+
+
+def test_a_line_longer_than_the_block_is_refused_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    import pyarrow as pa
+
+    from dialshift.errors import DialshiftError
+    from dialshift.scoring.jsonl import read_jsonl_chunks
+
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"id": "a"}\n{"id": "' + b"x" * (16 << 20) + b'"}\n')
+    tracemalloc.start()
+    try:
+        with pytest.raises(DialshiftError, match=r"long.jsonl:2: line longer than 1,048,576 bytes"):
+            list(read_jsonl_chunks(path, pa.schema([("id", pa.string())]), block_bytes=1 << 19))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20, peak  # a few blocks, not the 16 MiB line
+
+
+def _zip(tmp_path, members, name="sub.zip", method=zipfile.ZIP_DEFLATED):
+    archive = tmp_path / name
+    with zipfile.ZipFile(archive, "w", method) as handle:
+        for member, data in members:
+            handle.writestr(member, data)
+    return archive
+
+
+def _submission_members(submission):
+    return [(path.relative_to(submission).as_posix(), path.read_bytes())
+            for path in sorted(submission.rglob("*")) if path.is_file()]
+
+
+def _patch_central(archive, member: str, offset: int, value: bytes, local_offset: int | None = None):
+    """Overwrite a field of ``member``'s central directory entry (and of its local header)."""
+    data = bytearray(archive.read_bytes())
+    name = member.encode()
+    central = data.find(b"PK\x01\x02")
+    while central != -1:
+        length = int.from_bytes(data[central + 28:central + 30], "little")
+        if bytes(data[central + 46:central + 46 + length]) == name:
+            data[central + offset:central + offset + len(value)] = value
+            if local_offset is not None:
+                local = int.from_bytes(data[central + 42:central + 46], "little")
+                data[local + local_offset:local + local_offset + len(value)] = value
+            break
+        central = data.find(b"PK\x01\x02", central + 4)
+    archive.write_bytes(bytes(data))
+    return archive
+
+
+def _encrypted(submission, tmp_path):
+    return _patch_central(_zip(tmp_path, _submission_members(submission)), "submission.json", 8, b"\x01\x00", 6)
+
+
+def _bad_crc(submission, tmp_path):
+    return _patch_central(_zip(tmp_path, _submission_members(submission)), "predictions/uw_0.10.jsonl", 16,
+                          b"\x00\x00\x00\x00", 14)
+
+
+def _understated(submission, tmp_path):
+    return _patch_central(_zip(tmp_path, _submission_members(submission)), "predictions/uw_0.10.jsonl", 24,
+                          (100).to_bytes(4, "little"), 22)
+
+
+def _deflate64(submission, tmp_path):
+    return _patch_central(_zip(tmp_path, _submission_members(submission)), "predictions/uw_0.10.jsonl", 10,
+                          b"\x09\x00", 8)
+
+
+def _twice(submission, tmp_path):
+    import warnings
+
+    members = _submission_members(submission)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+        return _zip(tmp_path, [*members, members[-1]])
+
+
+@pytest.mark.parametrize("make, expected", [
+    (_encrypted, "member 'submission.json' is encrypted; zip the submission without a password"),
+    (_bad_crc, "member 'predictions/uw_0.10.jsonl' cannot be read (Bad CRC-32"),
+    (_understated, "member 'predictions/uw_0.10.jsonl' "),  # zipfile stops at the declared size: a CRC error
+    (_deflate64, "member 'predictions/uw_0.10.jsonl' uses compression method 9, which cannot be read"),
+    (_twice, "member 'submission.json' appears twice in the archive"),
+], ids=["encrypted", "bad-crc", "understated-size", "deflate64", "duplicate-member"])
+def test_a_damaged_zip_is_one_line_naming_the_member(make, expected, submission, dataset, tmp_path, capsys):
+    assert score(make(submission, tmp_path), dataset, tmp_path / "store") == 2
+    err = one_line_error(capsys)
+    assert expected in err and "dialshift-submission" not in err, err
+
+
+def test_too_many_members_are_refused_before_anything_is_extracted(tmp_path):
+    from dialshift.errors import DialshiftError
+    from dialshift.leaderboard.submission import Limits, extract_zip
+
+    archive = _zip(tmp_path, [(f"predictions/c{i}.jsonl", b"x" * 1024) for i in range(989)],
+                   method=zipfile.ZIP_STORED)
+    target = tmp_path / "target"
+    target.mkdir()
+    with pytest.raises(DialshiftError, match="989 files, more than the 500 a submission may hold"):
+        extract_zip(archive, target, Limits())
+    assert not any(target.iterdir())
+    stray = _zip(tmp_path, [("submission.json", b"{}"), ("notes/big.bin", b"x" * 4096)], name="stray.zip")
+    with pytest.raises(DialshiftError, match="member 'notes/big.bin' is not part of a submission"):
+        extract_zip(stray, target, Limits())
+    assert not any(target.iterdir())
+
+
+def test_an_extraction_left_by_a_killed_run_is_removed_by_the_next(submission, dataset, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import tempfile
+
+    from test_leaderboard import zip_folder
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = scratch / f".dialshift-submission.tmp-{int(gone.stdout)}-0badc0de"
+    (stale / "predictions").mkdir(parents=True)
+    (stale / "predictions" / "big.jsonl").write_text("x" * 1000)
+    mine = scratch / "dialshift-submission-notes"  # not a name dialshift makes: kept
+    mine.mkdir()
+    assert score(zip_folder(submission, tmp_path / "s.zip"), dataset, tmp_path / "store") == 0
+    assert not stale.exists() and mine.is_dir()
+    assert [p.name for p in scratch.iterdir() if p.name.startswith(".dialshift-submission.tmp")] == []

@@ -76,4 +76,4 @@ def test_the_space_shows_the_table_and_scores_an_upload(space):
     (forged / "results.json").write_text("{}")
     message, _ = client.predict(gradio_client.handle_file(str(zip_folder(forged, root / "forged.zip"))),
                                 api_name="/submit")
-    assert message.startswith("Rejected: ") and "results.json: unexpected file" in message
+    assert message.startswith("Rejected: ") and "member 'results.json' is not part of a submission" in message

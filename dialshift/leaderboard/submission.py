@@ -15,6 +15,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -190,34 +191,81 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
+#: Compression methods a submission zip may use (``zipfile`` reads no others, e.g. deflate64).
+COMPRESSION = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
+               zipfile.ZIP_LZMA: "lzma"}
+
+
+def _layout_root(members: list[zipfile.ZipInfo]) -> str:
+    """The archive's single top folder (``"name/"``) when every member lies in one, else ``""``."""
+    tops = {PurePosixPath(info.filename).parts[0] for info in members if PurePosixPath(info.filename).parts}
+    if len(tops) == 1:
+        top = next(iter(tops))
+        if top != PREDICTIONS_DIR and any(info.filename.startswith(top + "/") for info in members):
+            return top + "/"
+    return ""
+
+
+def _check_members(archive: Path, members: list[zipfile.ZipInfo], limits: Limits) -> str:
+    """Check every member's name, kind, method, flags and declared size, and the archive's layout, before a byte is
+    extracted; return the top folder prefix of the submission inside the archive."""
+    def refuse(info, problem):
+        raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} {problem}")
+
+    files = [info for info in members if not info.is_dir()]
+    if len(files) > limits.files:
+        raise DialshiftError(f"{archive}: {len(files):,} files, more than the {limits.files} a submission may hold")
+    seen, total = set(), 0
+    for info in members:
+        problem = _member_problem(info)
+        if problem:
+            refuse(info, f"{problem}; a submission zip holds relative paths to regular files only")
+        name = info.filename.rstrip("/")
+        if name in seen:
+            refuse(info, "appears twice in the archive; keep one copy")
+        seen.add(name)
+        if info.is_dir():
+            continue
+        if info.flag_bits & 0x1:
+            refuse(info, "is encrypted; zip the submission without a password")
+        if info.compress_type not in COMPRESSION:
+            refuse(info, f"uses compression method {info.compress_type}, which cannot be read; use deflate "
+                         "(`zip` or `python -m zipfile -c`)")
+        if info.file_size > limits.file_bytes:
+            refuse(info, f"is {info.file_size:,} bytes, more than the {limits.file_bytes:,} allowed per file")
+        if info.compress_size and info.file_size / info.compress_size > limits.zip_ratio and \
+                info.file_size > (1 << 20):
+            refuse(info, f"expands {info.file_size:,} bytes from {info.compress_size:,} (a zip bomb?)")
+        total += info.file_size
+    if total > limits.total_bytes:
+        raise DialshiftError(f"{archive}: {total:,} bytes uncompressed, more than the {limits.total_bytes:,} allowed")
+    root = _layout_root(members)
+    for info in files:
+        relative = info.filename[len(root):] if info.filename.startswith(root) else info.filename
+        if not _allowed(relative):
+            refuse(info, f"is not part of a submission ({SUBMISSION_FILE}, {PREDICTIONS_DIR}/<config>.jsonl and "
+                         f"optionally {', '.join(OPTIONAL_FILES)}; scores are recomputed from gold: do not include "
+                         "results)")
+    return root
+
+
 def extract_zip(archive: Path, target: Path, limits: Limits) -> Path:
-    """Extract a submission zip into ``target`` after checking every member; return the submission root (the
-    archive's single top folder when everything lies in one, else ``target``)."""
+    """Extract a submission zip into ``target`` after checking every member (:func:`_check_members`); return the
+    submission root (the archive's single top folder when everything lies in one, else ``target``).
+
+    The bytes that really come out are counted while extracting, per member and in all, so a member whose header
+    understates its size is refused when it passes the limit, not after it is written.
+    """
     try:
         handle = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
         raise DialshiftError(f"{archive}: not a readable zip archive ({clip(str(error), 80)})") from None
     with handle:
         members = handle.infolist()
         if len(members) > limits.files * 2:
             raise DialshiftError(f"{archive}: {len(members):,} members, more than {limits.files * 2} allowed")
+        root = _check_members(archive, members, limits)
         total = 0
-        for info in members:
-            problem = _member_problem(info)
-            if problem:
-                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} {problem}; a submission zip "
-                                     "holds relative paths to regular files only")
-            if info.file_size > limits.file_bytes:
-                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} is {info.file_size:,} bytes, more "
-                                     f"than the {limits.file_bytes:,} allowed per file")
-            if info.compress_size and info.file_size / info.compress_size > limits.zip_ratio and \
-                    info.file_size > (1 << 20):
-                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} expands {info.file_size:,} bytes "
-                                     f"from {info.compress_size:,} (a zip bomb?)")
-            total += info.file_size
-        if total > limits.total_bytes:
-            raise DialshiftError(f"{archive}: {total:,} bytes uncompressed, more than the {limits.total_bytes:,} "
-                                 "allowed")
         for info in members:
             destination = target.joinpath(*PurePosixPath(info.filename).parts)
             if info.is_dir():
@@ -225,28 +273,54 @@ def extract_zip(archive: Path, target: Path, limits: Limits) -> Path:
                 continue
             destination.parent.mkdir(parents=True, exist_ok=True)
             written = 0
-            with handle.open(info) as source, open(destination, "xb") as sink:
-                while block := source.read(1 << 20):  # the header's size may lie: count what really comes out
-                    written += len(block)
-                    if written > limits.file_bytes:
-                        raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} expands beyond the "
-                                             f"{limits.file_bytes:,} bytes allowed per file")
-                    sink.write(block)
-    tops = {path.name for path in target.iterdir()}
-    if len(tops) == 1 and (target / next(iter(tops))).is_dir() and not (target / SUBMISSION_FILE).exists():
-        only = target / next(iter(tops))
-        if (only / SUBMISSION_FILE).exists() or (only / PREDICTIONS_DIR).is_dir():
-            return only
-    return target
+            try:
+                with handle.open(info) as source, open(destination, "xb") as sink:
+                    while block := source.read(1 << 20):  # the header's size may lie: count what really comes out
+                        written += len(block)
+                        total += len(block)
+                        if written > limits.file_bytes or written > info.file_size:
+                            raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} expands beyond the "
+                                                 f"{min(limits.file_bytes, info.file_size):,} bytes its header "
+                                                 "declares or the limit allows")
+                        if total > limits.total_bytes:
+                            raise DialshiftError(f"{archive}: more than the {limits.total_bytes:,} bytes allowed "
+                                                 "in all when extracted")
+                        sink.write(block)
+            except (zipfile.BadZipFile, EOFError, OSError, RuntimeError, NotImplementedError, ValueError,
+                    zlib.error) as error:
+                reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+                raise DialshiftError(f"{archive}: member {clip(info.filename, 80)!r} cannot be read "
+                                     f"({clip(reason, 100)}); the archive is damaged: zip the submission "
+                                     "again") from None
+    return target / root if root else target
 
 
 # ----------------------------------------------------------------------------------------------- opening
 
 
+#: The name temporary extractions are made beside (in ``$TMPDIR``): ``.dialshift-submission.tmp-<pid>-<random>``.
+SCRATCH_NAME = "dialshift-submission"
+
+
+def scratch_folder() -> Path:
+    """A new temporary folder for an extraction, after removing those whose process is gone (a ``leaderboard score``
+    killed with SIGKILL leaves its extraction behind); both under a lock in ``$TMPDIR``, so two runs never race."""
+    from filelock import FileLock
+
+    from dialshift.io import remove_stale_temporaries, temporary_sibling
+
+    anchor = Path(tempfile.gettempdir()) / SCRATCH_NAME
+    with FileLock(str(anchor.parent / f".{SCRATCH_NAME}.lock")):
+        remove_stale_temporaries(anchor)
+        scratch = temporary_sibling(anchor)
+        scratch.mkdir(mode=0o700)
+    return scratch
+
+
 @contextmanager
 def open_submission(path, limits: Limits | None = None):
     """Yield the checked :class:`Submission` at ``path`` (a folder or a ``.zip``); a zip is extracted into a
-    temporary folder removed afterwards."""
+    temporary folder (:func:`scratch_folder`) removed afterwards, or by the next run if this one is killed."""
     limits = limits or Limits()
     path = Path(path)
     if path.is_symlink():
@@ -262,7 +336,7 @@ def open_submission(path, limits: Limits | None = None):
             if path.stat().st_size > limits.total_bytes:
                 raise DialshiftError(f"{path}: {path.stat().st_size:,} bytes, more than the {limits.total_bytes:,} "
                                      "allowed")
-            scratch = Path(tempfile.mkdtemp(prefix="dialshift-submission-"))
+            scratch = scratch_folder()
             root = extract_zip(path, scratch, limits)
         else:
             root = path

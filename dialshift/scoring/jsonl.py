@@ -60,10 +60,16 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     return list(iter_jsonl(path))
 
 
+#: The longest line :func:`read_jsonl_chunks` accepts when its block is smaller (tests read in tiny blocks).
+MIN_LINE_BYTES = 1 << 20
+
+
 def _blocks(path: Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """``(first line number, bytes)`` blocks of whole lines."""
+    """``(first line number, bytes)`` blocks of whole lines; a line longer than ``max(block_bytes,
+    MIN_LINE_BYTES)`` is refused as soon as that much of it is read, so memory stays bounded by the block."""
     line = 1
     rest = b""
+    longest = max(block_bytes, MIN_LINE_BYTES)
     with path.open("rb") as handle:
         while True:
             data = handle.read(block_bytes)
@@ -71,7 +77,10 @@ def _blocks(path: Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:
                 break
             data = rest + data
             cut = data.rfind(b"\n") + 1
-            if cut == 0:  # one line longer than the block: keep reading
+            if cut == 0:  # one line longer than the block: keep reading, up to the longest line accepted
+                if len(data) > longest:
+                    raise DialshiftError(f"{path}:{line}: line longer than {longest:,} bytes (one prediction per "
+                                         "line; is the file missing its line breaks?)")
                 rest = data
                 continue
             block, rest = data[:cut], data[cut:]
@@ -149,6 +158,12 @@ def read_jsonl_chunks(path, schema, block_bytes: int = BLOCK_BYTES) -> Iterator[
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
             _explain(path, first_line, block, schema, error)
             raise  # pragma: no cover - _explain always raises
+        for field in schema:  # Arrow does not check UTF-8 while parsing: a bad byte would fail later, unexplained
+            if pa.types.is_string(field.type):
+                try:
+                    table.column(field.name).validate(full=True)
+                except pa.ArrowInvalid as error:
+                    _explain(path, first_line, block, schema, error)
         if table.num_rows:
             empty = False
             yield Chunk(path, first_line, block, table.select(schema.names))
