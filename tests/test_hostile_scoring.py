@@ -327,3 +327,108 @@ def test_an_extraction_left_by_a_killed_run_is_removed_by_the_next(submission, d
     assert score(zip_folder(submission, tmp_path / "s.zip"), dataset, tmp_path / "store") == 0
     assert not stale.exists() and mine.is_dir()
     assert [p.name for p in scratch.iterdir() if p.name.startswith(".dialshift-submission.tmp")] == []
+
+
+# ----------------------------------------------------------------------------------------------- the page
+
+
+def render(store, site, *extra):
+    return main(["leaderboard", "render", str(store), "--out", str(site), *extra])
+
+
+def _files(folder):
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def test_math_markup_in_a_name_is_shown_as_text_on_the_page_and_plots(submission, dataset, tmp_path, capsys):
+    _meta(submission, model=r"$\foo{$ <b>bold</b>", method="$x$")
+    store, site = tmp_path / "store", tmp_path / "site"
+    assert score(submission, dataset, store) == 0
+    assert render(store, site) == 0, capsys.readouterr().err
+    page = (site / "index.html").read_text()
+    assert r"$\foo{$ &lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
+    assert any(path.suffix == ".png" for path in site.rglob("*"))
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("parameters", "1" + "0" * 400, "field 'parameters' must be an integer from 0 to 1e+15"),
+    ("parameters", "1e400", "field 'parameters' must be an integer from 0 to 1e+15"),
+    ("seeds", "[1e400]", "field 'seeds' must be a list of ints"),
+    ("model", "\"a\\u0007b\"", "field 'model' must be one line of at most 500 printable characters"),
+])
+def test_a_number_or_text_the_page_cannot_show_is_refused_at_score(field, value, expected, submission, dataset,
+                                                                   tmp_path, capsys):
+    path = submission / "submission.json"
+    text = json.dumps({**json.loads(path.read_text()), field: "PLACEHOLDER"})
+    path.write_text(text.replace('"PLACEHOLDER"', value))
+    assert score(submission, dataset, tmp_path / "store") == 2
+    assert expected in one_line_error(capsys)
+    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").rglob("*.json"))
+
+
+def _scored_site(submission, dataset, tmp_path):
+    store, site = tmp_path / "store", tmp_path / "site"
+    assert score(submission, dataset, store) == 0
+    assert render(store, site, "--no-plots") == 0
+    return store, site
+
+
+def test_a_failed_render_leaves_the_old_page_whole(submission, dataset, tmp_path, capsys, monkeypatch):
+    store, site = _scored_site(submission, dataset, tmp_path)
+    assert render(store, site) == 0
+    before = _files(site)
+    assert any(name.startswith("plots/") for name in before)
+    _meta(submission, model="second")
+    assert score(submission, dataset, store) == 0
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("plotting failed")
+
+    monkeypatch.setattr("dialshift.leaderboard.render._plot_record", broken)
+    with pytest.raises(RuntimeError):
+        render(store, site)
+    assert _files(site) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_a_bad_record_in_the_store_is_one_line_and_the_page_stays(submission, dataset, tmp_path, capsys):
+    store, site = _scored_site(submission, dataset, tmp_path)
+    before = _files(site)
+    path = next(store.rglob("*.json"))
+    record = json.loads(path.read_text())
+    for change, expected in ((lambda r: r["config"].pop("model_name"), "field 'config.model_name' is missing"),
+                             (lambda r: r["config"].update(parameters=10**400), "field 'config.parameters'"),
+                             (lambda r: r.pop("configs"), "field 'configs' (the typed configs) is missing"),
+                             (lambda r: r["results"]["uw_0.10"].update(ece="high"),
+                              "field 'results.uw_0.10.ece' is not a finite number")):
+        broken = copy.deepcopy(record)
+        change(broken)
+        path.write_text(json.dumps(broken))
+        capsys.readouterr()
+        assert render(store, site, "--no-plots") == 2
+        assert expected in one_line_error(capsys)
+        assert _files(site) == before
+        assert main(["leaderboard", "export", str(path), "--dataset-id", "org/dialshift"]) == 2
+        assert expected in one_line_error(capsys)
+
+
+def test_render_never_deletes_a_store_or_files_it_did_not_write(submission, dataset, tmp_path, capsys):
+    site = tmp_path / "site"
+    store = site / "results"  # the store kept where the page puts its copies
+    assert score(submission, dataset, store) == 0
+    records = _files(store)
+    assert render(store, site, "--no-plots") == 2
+    assert "holding the results store" in one_line_error(capsys)
+    assert _files(store) == records
+
+    store, site = _scored_site(submission, dataset, tmp_path / "b")
+    notes = site / "results" / "notes.txt"
+    notes.write_text("mine")
+    assert render(store, site, "--no-plots") == 2
+    assert "results/notes.txt was not written by `leaderboard render`" in one_line_error(capsys)
+    assert notes.read_text() == "mine"
+
+    inside = store / "site"
+    assert render(store, inside, "--no-plots") == 2
+    assert "inside the results store" in one_line_error(capsys)
+    assert not inside.exists() and len(read_store(store)) == 1

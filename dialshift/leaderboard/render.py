@@ -154,28 +154,97 @@ def _format(value, column: Column) -> str:
     return str(value)
 
 
-#: Marks a folder as a rendered page: only such a folder (or a new or empty one) is written into.
+#: Marks a folder as a rendered page and lists the files the render wrote: only such a folder (or a new or empty one)
+#: is replaced, and only while it holds nothing else.
 SITE_MARKER = ".dialshift-site"
 
 
-def render_site(store, out, *, plots: bool = True, title: str = "dialshift leaderboard") -> Path:
-    """Write the static page for the results store ``store`` into ``out``; return the path of ``index.html``."""
-    import jinja2
+def mathtext_safe(text: str) -> str:
+    """``text`` for a matplotlib title or legend: every ``$`` escaped, so user text never starts math markup."""
+    return str(text).replace("$", r"\$")
 
-    from dialshift import __version__
-    from dialshift.io import atomic_write
-    from dialshift.leaderboard.store import read_store
 
-    store, out = Path(store), Path(out)
-    records = read_store(store)
-    if out.is_dir() and any(out.iterdir()) and not (out / SITE_MARKER).is_file():
+def _site_files(out: Path) -> set[str] | None:
+    """The files (relative paths) a page render wrote into ``out``, from its marker; None when it has no marker. A
+    marker of an older version (plain text, no list) stands for the layout that version wrote."""
+    import json
+
+    marker = out / SITE_MARKER
+    if not marker.is_file() or marker.is_symlink():
+        return None
+    try:
+        listed = json.loads(marker.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        listed = None
+    if isinstance(listed, dict) and isinstance(listed.get("files"), list):
+        return {str(name) for name in listed["files"]} | {SITE_MARKER}
+    return {path.relative_to(out).as_posix() for pattern in ("index.html", "results/**/*.json", "plots/**/*.png")
+            for path in out.glob(pattern) if path.is_file() and not path.is_symlink()} | {SITE_MARKER}
+
+
+def _check_site(store: Path, out: Path) -> None:
+    """Refuse an ``out`` that a render may not replace: the store itself, inside it or holding it, a folder no render
+    wrote, or a rendered page holding a file the render did not write (a user's notes inside ``results/``)."""
+    real_store, real_out = store.resolve(), out.resolve()
+    if real_out == real_store or real_out.is_relative_to(real_store) or real_store.is_relative_to(real_out):
+        where = "inside the results store" if real_out.is_relative_to(real_store) else "holding the results store"
+        raise DialshiftError(f"--out {out}: {where} {store}; a render replaces its whole folder, so write the page "
+                             "into a folder of its own, outside the store")
+    if not out.exists():
+        return
+    if not out.is_dir() or out.is_symlink():
+        raise DialshiftError(f"--out {out}: not a folder; choose a new or empty folder")
+    entries = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if not path.is_dir() or
+                     path.is_symlink())
+    if not entries and not any(out.iterdir()):
+        return
+    written = _site_files(out)
+    if written is None:
         shown = ", ".join(sorted(path.name for path in out.iterdir())[:5])
         raise DialshiftError(f"--out {out}: not empty and not a page dialshift rendered (it holds {shown}); "
                              "choose a new or empty folder")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / SITE_MARKER, f"dialshift {__version__}: rendered by `dialshift leaderboard render`\n")
-    for folder in ("results", "plots"):  # ours: the folder is a page rendered before (its marker says so)
-        shutil.rmtree(out / folder, ignore_errors=True)
+    foreign = [name for name in entries if name not in written]
+    if foreign:
+        raise DialshiftError(f"--out {out}: {foreign[0]} was not written by `leaderboard render`; a render replaces "
+                             "the whole page, so move it out of the folder first")
+
+
+def render_site(store, out, *, plots: bool = True, title: str = "dialshift leaderboard") -> Path:
+    """Write the static page for the results store ``store`` into ``out``; return the path of ``index.html``.
+
+    The page is built in a temporary folder beside ``out`` and swapped in only when complete (a failure leaves the
+    old page whole); ``out`` must be new, empty, or a page rendered before that holds only what the render wrote.
+    """
+    import json
+
+    from dialshift import __version__
+    from dialshift.io import remove_stale_temporaries, restore_interrupted_swap, swap_folder, temporary_sibling
+    from dialshift.leaderboard.store import read_store
+
+    store, out = Path(store), Path(out).absolute()
+    records = read_store(store)
+    restore_interrupted_swap(out)
+    _check_site(store, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    staging = temporary_sibling(out)
+    staging.mkdir()
+    try:
+        _write_site(store, staging, records, plots=plots, title=title, version=__version__)
+        written = sorted(path.relative_to(staging).as_posix() for path in staging.rglob("*") if path.is_file())
+        (staging / SITE_MARKER).write_text(json.dumps({"tool": "dialshift", "kind": "leaderboard page",
+                                                       "version": __version__, "files": written}, indent=2) + "\n")
+        swap_folder(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out / "index.html"
+
+
+def _write_site(store: Path, out: Path, records: list[dict], *, plots: bool, title: str, version: str) -> None:
+    """The page's files into the (new, empty) folder ``out``."""
+    import jinja2
+
     tables = family_tables(records)
     for table in tables:
         for row in table.rows:
@@ -185,11 +254,11 @@ def render_site(store, out, *, plots: bool = True, title: str = "dialshift leade
             shutil.copyfile(store / record["path"], target)
             row["results_path"] = f"results/{record['path']}"
             if plots:
-                row["plots"] = _plot_record(record, out, f"{record['config']['model_name']} "
-                                                         f"({record['config']['method']})")
+                row["plots"] = _plot_record(record, out, mathtext_safe(f"{record['config']['model_name']} "
+                                                                       f"({record['config']['method']})"))
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["cell"] = _format
     template = environment.from_string(
         resources.files("dialshift.leaderboard").joinpath("templates", TEMPLATE).read_text(encoding="utf-8"))
-    page = template.render(title=title, tables=tables, version=__version__, count=len(records))
-    return atomic_write(out / "index.html", page)
+    page = template.render(title=title, tables=tables, version=version, count=len(records))
+    (out / "index.html").write_text(page, encoding="utf-8")

@@ -182,4 +182,53 @@ def read_record(path) -> dict:
             not isinstance(record.get("results"), dict):
         raise DialshiftError(f"{path}: not a leaderboard results file (expected {{\"config\": {{...}}, "
                              "\"results\": {...}}; write one with `dialshift leaderboard score`)")
+    problem = record_problem(record)
+    if problem:
+        raise DialshiftError(f"{path}: {problem}; score the submission again with `dialshift leaderboard score` "
+                             "(or move the file out of the store)")
     return record
+
+
+def _number(value) -> bool:
+    import math
+
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def record_problem(record: dict) -> str | None:
+    """What makes a record unusable by ``render`` and ``export`` (a missing or mistyped field), else None."""
+    from dialshift.configs import BenchmarkConfig
+    from dialshift.leaderboard.submission import MAX_INTEGER, text_problem
+
+    config = record["config"]
+    for name in ("model_name", "method", "family"):
+        value = config.get(name)
+        if not isinstance(value, str) or not value.strip() or text_problem(value):
+            return f"field 'config.{name}' is missing or not one line of text"
+    for name in ("link", "licence", "description", "dataset_revision"):
+        value = config.get(name)
+        if value is not None and (not isinstance(value, str) or text_problem(value)):
+            return f"field 'config.{name}' is not one line of text"
+    parameters = config.get("parameters")
+    if parameters is not None and not (isinstance(parameters, int) and not isinstance(parameters, bool) and
+                                       0 <= parameters <= MAX_INTEGER):
+        return f"field 'config.parameters' must be an integer from 0 to {MAX_INTEGER:.0e}"
+    configs = record.get("configs")
+    if not isinstance(configs, dict):
+        return "field 'configs' (the typed configs) is missing"
+    for name, values in record["results"].items():
+        if not isinstance(values, dict):
+            return f"field 'results.{name}' is not an object of metric values"
+        bad = [metric for metric, value in values.items() if value is not None and not _number(value)]
+        if bad:
+            return f"field 'results.{name}.{bad[0]}' is not a finite number"
+        if not isinstance(configs.get(name), dict):
+            return f"field 'configs.{name}' is missing"
+        try:
+            BenchmarkConfig.from_dict(configs[name])
+        except (DialshiftError, TypeError, ValueError) as error:
+            return f"field 'configs.{name}' is not a config ({clip(str(error), 80)})"
+    for name in ("options", "intervals", "differences", "reliability", "scoring"):
+        if record.get(name) is not None and not isinstance(record[name], dict):
+            return f"field {name!r} is not an object"
+    return None

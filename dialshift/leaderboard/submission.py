@@ -61,6 +61,18 @@ FIELDS = {
 #: Fields a submitter might use to state scores; refused, because every score is recomputed from gold.
 SCORE_FIELDS = ("results", "scores", "metrics", "intervals", "differences", "eval_results", "model-index")
 MAX_TEXT = 500
+#: The largest ``parameters`` and ``seeds`` value accepted (a page shows them; 10**400 cannot be formatted).
+MAX_INTEGER = 10**15
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be shown on the page as one line (control characters, lone surrogates), else None."""
+    import unicodedata
+
+    for character in value:
+        if unicodedata.category(character) in ("Cc", "Cs", "Zl", "Zp"):
+            return f"holds the control character {character!r}"
+    return None
 
 
 @dataclass
@@ -93,17 +105,21 @@ def check_metadata(document, where: str) -> dict:
             if required:
                 raise DialshiftError(f"{where}: missing field {name!r} ({description})")
             continue
-        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise DialshiftError(f"{where}: field {name!r} must be a non-negative integer, got {clip(value, 40)}")
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INTEGER):
+            raise DialshiftError(f"{where}: field {name!r} must be an integer from 0 to {MAX_INTEGER:.0e}, got "
+                                 f"{clip(value, 40)}")
         if kind is str:
             if not isinstance(value, str) or not value.strip():
                 raise DialshiftError(f"{where}: field {name!r} must be a non-empty string, got {clip(value, 40)}")
-            if len(value) > MAX_TEXT or any(ch in value for ch in "\r\n\x00"):
-                raise DialshiftError(f"{where}: field {name!r} must be one line of at most {MAX_TEXT} characters")
+            if len(value) > MAX_TEXT or text_problem(value):
+                raise DialshiftError(f"{where}: field {name!r} must be one line of at most {MAX_TEXT} printable "
+                                     "characters")
         if kind is list:
             item_type = int if name == "seeds" else str
-            if not isinstance(value, list) or not all(isinstance(v, item_type) and not isinstance(v, bool)
-                                                      for v in value) or len(value) > 1000:
+            if not isinstance(value, list) or not all(
+                    isinstance(v, item_type) and not isinstance(v, bool) and
+                    (abs(v) <= MAX_INTEGER if item_type is int else len(v) <= MAX_TEXT and not text_problem(v))
+                    for v in value) or len(value) > 1000:
                 raise DialshiftError(f"{where}: field {name!r} must be a list of {item_type.__name__}s ({description})")
     if not re.fullmatch(r"https?://[^\s<>\"']+", document["link"]):
         raise DialshiftError(f"{where}: field 'link' must be an http:// or https:// address, got "
