@@ -1,4 +1,4 @@
-"""Benchmark families: the plug-in interface and the registry that finds them.
+"""Benchmark families and scoring tasks: the plug-in interface and the registry that finds them.
 
 A family is a class subclassing :class:`Family`, advertised through the ``dialshift.families`` entry-point group
 (``setup.cfg`` declares the families shipped with dialshift, from the top-level ``dataset_scripts/`` folder; a
@@ -8,6 +8,9 @@ A family declares its configs as typed :class:`~dialshift.configs.BenchmarkConfi
 dataclass (:attr:`Family.options_class`, turned into ``dialshift build`` flags by :func:`add_option_arguments`),
 builds configs into a :class:`BuildResult` (datasets plus the per-config *facts* the card reports), and renders its
 card section from those facts alone, so a config kept from an earlier build keeps its facts without being re-read.
+
+Scoring tasks are plug-ins the same way (``dialshift.tasks``; :mod:`dialshift.scoring.tasks`): a config names its
+task, and the task list, ``dialshift score --help``'s table and the Hub task types come from those installed.
 """
 
 import dataclasses
@@ -19,6 +22,8 @@ from dialshift.configs import BenchmarkConfig, expand_patterns
 from dialshift.errors import DialshiftError
 
 ENTRY_POINT_GROUP = "dialshift.families"
+#: The entry-point group of scoring tasks (:class:`dialshift.scoring.tasks.Task` subclasses).
+TASK_ENTRY_POINT_GROUP = "dialshift.tasks"
 
 
 def option(default, help: str, **argparse_kwargs):
@@ -142,8 +147,12 @@ def _load_families() -> dict[str, Family]:
             raise DialshiftError(f"two family plug-ins are named {family.name!r}")
         found[family.name] = family
     names: dict[str, str] = {}
+    known_tasks = tasks()
     for family in found.values():
         for config in family.configs():
+            if config.task not in known_tasks:
+                raise DialshiftError(f"family {family.name!r}: config {config.name!r} names task {config.task!r}, "
+                                     f"which no installed task plug-in provides ({', '.join(known_tasks)})")
             if config.name in names:
                 raise DialshiftError(f"config {config.name!r} is declared by families {names[config.name]!r} and "
                                      f"{family.name!r}; config names must be unique")
@@ -157,6 +166,46 @@ def _load_families() -> dict[str, Family]:
     return found
 
 
+_TASKS: dict | None = None
+
+
+def _load_tasks() -> dict:
+    from dialshift.scoring.tasks import Task
+
+    found = {}
+    entries = sorted(entry_points(group=TASK_ENTRY_POINT_GROUP), key=lambda e: e.name)
+    for entry in entries:
+        try:
+            task_class = entry.load()
+        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
+            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
+        task = task_class() if isinstance(task_class, type) else task_class
+        if not isinstance(task, Task) or not task.name:
+            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is not a named dialshift Task")
+        if task.name in found and type(found[task.name]) is not type(task):
+            raise DialshiftError(f"two task plug-ins are named {task.name!r}")
+        found[task.name] = task
+    if not any(entry.value.startswith("dialshift.") for entry in entries):
+        raise DialshiftError(f"no {TASK_ENTRY_POINT_GROUP!r} entry points of dialshift itself are installed: the "
+                             "installed metadata is older than the source; reinstall it (pip install -e .)")
+    return found
+
+
+def tasks() -> dict:
+    """Every installed scoring task by name (found through the ``dialshift.tasks`` entry points on first use)."""
+    global _TASKS
+    if _TASKS is None:
+        _TASKS = _load_tasks()
+    return dict(sorted(_TASKS.items()))
+
+
+def get_task(name: str):
+    known = tasks()
+    if name not in known:
+        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(known) or 'none'}")
+    return known[name]
+
+
 def families() -> dict[str, Family]:
     """Every installed family by name (found through the ``dialshift.families`` entry points on first use)."""
     global _FAMILIES
@@ -166,9 +215,9 @@ def families() -> dict[str, Family]:
 
 
 def reset() -> None:
-    """Forget the discovered families (tests that install a plug-in call this)."""
-    global _FAMILIES
-    _FAMILIES = None
+    """Forget the discovered families and tasks (tests that install a plug-in call this)."""
+    global _FAMILIES, _TASKS
+    _FAMILIES = _TASKS = None
 
 
 def get_family(name: str) -> Family:

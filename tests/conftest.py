@@ -29,11 +29,13 @@ def raw_data_dir() -> Path:
 
 def install_toy_plugin(site: Path) -> Path:
     """Write a distribution whose only content is a ``dialshift.families`` entry point to ``toy_family:ToyFamily``
-    (tests/toy_family.py) into ``site``; put ``site`` and tests/ on the path to install it."""
+    and a ``dialshift.tasks`` one to ``toy_family:ToyVote`` (tests/toy_family.py) into ``site``; put ``site`` and
+    tests/ on the path to install it."""
     dist = site / "dialshift_toy_family-0.1.dist-info"
     dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dialshift-toy-family\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[dialshift.families]\ntoyfam = toy_family:ToyFamily\n")
+    (dist / "entry_points.txt").write_text("[dialshift.families]\ntoyfam = toy_family:ToyFamily\n\n"
+                                           "[dialshift.tasks]\ntoy_vote = toy_family:ToyVote\n")
     return site
 
 

@@ -29,20 +29,38 @@ def test_the_toy_family_is_found_through_its_entry_point_only(toy_plugin):
     assert registry.get_family("toyfam").config("toy_swap_0.5").group.name == "swap"
 
 
+def test_the_toy_task_is_found_through_its_entry_point_only(toy_plugin, capsys):
+    from dialshift.leaderboard.export import eval_results
+    from dialshift.scoring import get_task
+
+    assert list(registry.tasks()) == ["attention_distribution", "open_world_intent", "pairwise_selection",
+                                      "response_ranking", "toy_vote"]
+    task = get_task("toy_vote")
+    assert task.info("error_rate").higher_is_better is False and task.label("agreement") == "Agreement"
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    assert "toy_vote                id, vote (candidate index)" in capsys.readouterr().out
+    record = {"results": {"toy_vote": {"agreement": 0.5, "instances": 4}}, "options": {},
+              "configs": {"toy_vote": registry.get_family("toyfam").config("toy_vote").to_dict()},
+              "config": {"model_name": "m", "method": "x", "link": "https://example.org/m"}}
+    (entry,) = [e for e in eval_results(record, "org/ds") if e.metric_type == "agreement"]
+    assert entry.task_type == task.hub_task_type and entry.metric_name == "Agreement"
+
+
 def test_configs_lists_every_config(capsys):
     assert main(["configs", "--family", "toyfam"]) == 0
     out = capsys.readouterr().out
-    assert "toy_swap_0.5" in out and "toyfam" in out and "4 configs in 1 families" in out
+    assert "toy_swap_0.5" in out and "toyfam" in out and "5 configs in 1 families" in out
 
 
 def test_build_then_validate(tmp_path, capsys):
     out = tmp_path / "hub"
     assert build("--out", str(out)) == 0
     summary = capsys.readouterr().out
-    assert "3 config(s) built" in summary and "toy_swap_1.0" in summary
-    assert sorted(datasets.get_dataset_config_names(str(out))) == ["toy", "toy_swap_0.5", "toy_swap_1.0"]
+    assert "4 config(s) built" in summary and "toy_swap_1.0" in summary
+    assert sorted(datasets.get_dataset_config_names(str(out))) == ["toy", "toy_swap_0.5", "toy_swap_1.0", "toy_vote"]
     assert main(["validate", str(out)]) == 0
-    assert "3 configs valid" in capsys.readouterr().out
+    assert "4 configs valid" in capsys.readouterr().out
     swapped = datasets.load_dataset(str(out), "toy_swap_1.0")["test"]["label"]
     assert swapped == [1] * 40
 
@@ -70,7 +88,7 @@ def test_rebuilding_one_config_keeps_the_others_without_rewriting_them(tmp_path,
     assert (kept_file.read_bytes(), kept_file.stat().st_mtime_ns) == before  # copied, not re-written
     from dialshift.hub import folder_metadata
 
-    assert set(folder_metadata(out)) == {"toy", "toy_swap_0.5", "toy_swap_1.0"}  # kept configs keep their facts
+    assert set(folder_metadata(out)) == {"toy", "toy_swap_0.5", "toy_swap_1.0", "toy_vote"}  # kept: their facts
     assert main(["validate", str(out)]) == 0
 
 
@@ -127,7 +145,7 @@ def test_push_dry_run_lists_the_upload(tmp_path, capsys):
     capsys.readouterr()
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "would upload 4 files to datasets/org/dialshift" in printed
+    assert "would upload 5 files to datasets/org/dialshift" in printed
     assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed
 
 
@@ -144,6 +162,8 @@ def test_score_and_plots_work_for_the_plug_in_family(tmp_path, capsys):
         # a model that always picks the first candidate: right on `toy`, wrong on every swapped case
         lines = [json.dumps({"id": uid, "scores": [1.0, 0.0], "probabilities": [0.8, 0.2]}) for uid in rows["id"]]
         (predictions / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    votes = datasets.load_dataset(str(out), "toy_vote")["test"]["id"]  # the toy task, also a plug-in only
+    (predictions / "toy_vote.jsonl").write_text("".join(json.dumps({"id": uid, "vote": 0}) + "\n" for uid in votes))
     results = tmp_path / "results"
     assert main(["score", str(predictions), "--dataset", str(out), "--out", str(results), "--bootstrap", "50",
                  "--no-progress"]) == 0
@@ -151,6 +171,8 @@ def test_score_and_plots_work_for_the_plug_in_family(tmp_path, capsys):
     assert document["results"]["toy"]["accuracy"] == 1.0 and document["results"]["toy_swap_1.0"]["accuracy"] == 0.0
     assert document["configs"]["toy_swap_0.5"]["group"]["name"] == "swap"
     assert document["differences"]["toy_swap_1.0"]["toy"]["metrics"]["accuracy"]["value"] == -1.0
+    assert document["results"]["toy_vote"]["agreement"] == 1.0 and document["results"]["toy_vote"]["error_rate"] == 0
+    assert "| Agreement | Error rate |" in (results / "results.md").read_text()
     assert (results / "results.md").is_file() and (results / "plots" / "shift_toy_swap.png").stat().st_size > 1000
     assert main(["plot", "curves", str(results / "results.json"), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").stat().st_size > 1000

@@ -56,8 +56,8 @@ def space(tmp_path_factory):
 
 def test_the_space_shows_the_table_and_scores_an_upload(space):
     client, root, dataset, store = space
-    shown = client.predict("dailydialog", api_name="/table")
-    assert len(shown["data"]) == 1 and shown["data"][0][:2] == ["org/tiny-ranker", "vanilla"]
+    shown = client.predict("dailydialog-response_ranking", api_name="/table")
+    assert len(shown["data"]) == 1 and shown["data"][0][:5] == [1, "org/tiny-ranker", "vanilla", 4400000, "3 of 3"]
     assert any("ECE" in header and "↓" in header for header in shown["headers"])
 
     folder = write_predictions(root / "second", dataset, seed=1)
@@ -66,7 +66,7 @@ def test_the_space_shows_the_table_and_scores_an_upload(space):
     message, table = client.predict(gradio_client.handle_file(str(zip_folder(folder, root / "second.zip"))),
                                     api_name="/submit")
     assert message.startswith("Scored org/tiny-ranker (ensemble) on 3 dailydialog configs"), message
-    assert sorted(row[1] for row in table["data"]) == ["ensemble", "vanilla"]
+    assert sorted(row[2] for row in table["data"]) == ["ensemble", "vanilla"]
     record = json.loads(record_path(store, "dailydialog", "org/tiny-ranker", "ensemble").read_text())
     assert score(folder, dataset, root / "cli", "--bootstrap", "50") == 0  # the same code as the CLI
     cli = json.loads(record_path(root / "cli", "dailydialog", "org/tiny-ranker", "ensemble").read_text())

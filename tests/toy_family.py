@@ -1,15 +1,19 @@
 """A toy benchmark family that plugs into dialshift through the ``dialshift.families`` entry point only.
 
-It is the proof that a family is new files and nothing else: the ``toy_plugin`` fixture (conftest.py) installs an
-entry point naming ``toy_family:ToyFamily`` in a temporary site folder; ``dialshift build/validate/score/plot`` then
-work for it with no edit anywhere in dialshift. The task is pairwise selection (two candidates, one correct, a
-``type`` per case), and its shift swaps the candidates' order with a seeded probability.
+It is the proof that a family and a task are new files and nothing else: the ``toy_plugin`` fixture (conftest.py)
+installs entry points naming ``toy_family:ToyFamily`` (``dialshift.families``) and ``toy_family:ToyVote``
+(``dialshift.tasks``) in a temporary site folder; ``dialshift build/validate/score/plot`` then work for them with no
+edit anywhere in dialshift. The main task is pairwise selection (two candidates, one correct, a ``type`` per case),
+and its shift swaps the candidates' order with a seeded probability; ``toy_vote`` is scored by the toy task.
 """
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.registry import BuildResult, Family, option
+from dialshift.scoring.tasks import MetricInfo, Task
 from dialshift.shifts import InstanceRandom
 
 GROUP = ShiftGroup("swap", "Swap", "toy_swap", "Toy: candidate swaps", "swap probability")
@@ -36,6 +40,7 @@ class ToyFamily(Family):
                                   p, f"{p:.1f}", {"probability": p},
                                   baselines=(Baseline("toy", "corpus", "the same cases unswapped"),))
                   for p in (0.5, 1.0)],
+                BenchmarkConfig("toy_vote", self.name, "toy_vote", "the toy cases scored by the toy task"),
                 BenchmarkConfig("toy_model", self.name, task, "needs --toy-model", optional=True)]
 
     def build(self, configs, context):
@@ -62,3 +67,32 @@ class ToyFamily(Family):
 
     def card_section(self, facts):
         return "## Toy\n\n" + ", ".join(f"{name} ({fact['swapped']} swapped)" for name, fact in sorted(facts.items()))
+
+
+class ToyVote(Task):
+    """A toy scoring task: each line's ``vote`` (a candidate index) against the gold ``label``."""
+
+    name = "toy_vote"
+    inputs = "id, vote (candidate index)"
+    outputs = "agreement, error rate"
+    description = "Predictions: `id` and `vote`; agreement = share of votes equal to the gold label."
+    gold_columns = ("label",)
+    metric_info = {"agreement": MetricInfo("Agreement", True), "error_rate": MetricInfo("Error rate", False)}
+
+    @property
+    def fields(self):
+        import pyarrow as pa
+
+        return {"vote": pa.int64()}
+
+    def instance_stats(self, table, gold, options):
+        votes = table.column("vote").to_numpy(zero_copy_only=False)
+        return {"hit": (votes == gold["label"].to_numpy(zero_copy_only=False)).astype(np.float64)}
+
+    def metrics(self, stats, options, weights=None):
+        weights = np.ones(len(stats["hit"])) if weights is None else weights
+        agreement = float(np.dot(weights, stats["hit"]) / weights.sum()) if weights.sum() else float("nan")
+        return {"agreement": agreement, "error_rate": 1.0 - agreement}
+
+    def headline(self, options):
+        return ("agreement", "error_rate")

@@ -3,15 +3,14 @@
 DESCRIPTION = """\
 Score a folder of predictions (one <config>.jsonl per dataset config, one line per instance with its "id") against
 the gold answers of a dataset folder, with no model: the path a leaderboard uses. Each config's task (from the typed
-config in the folder's card) says which prediction fields are read and which metrics are computed:
+config in the folder's card) says which prediction fields are read and which metrics are computed (the installed
+tasks):
 
-  response_ranking        id, probabilities (K values), scores (optional) -> R@k/K, MRR, Brier, ECE
-  pairwise_selection      id, scores or prediction                         -> accuracy, accuracy per type
-  open_world_intent       id, prediction (label id), score (in-domain)     -> F1_All/In/Out, Acc, AUROC, FPR@95TPR
-  attention_distribution  id, attention_scores (per utterance)             -> DAS ratio
+{tasks}
 
-Every metric gets a 95% percentile bootstrap interval, paired by instance id across configs, and each shifted config
-its paired difference from the family's unshifted config. Files are read in chunks, so memory stays bounded. A
+Every metric gets a 95% percentile bootstrap interval, paired by instance id across configs, and each config its
+paired differences from the baselines it declares, on the instance ids both hold. Files are read in chunks, so
+memory stays bounded. A
 run.json beside the predictions (written by `dialshift evaluate`) describes the run and the scoring settings; flags
 given here override its settings, so `dialshift score OUT/<method>/predictions` reproduces evaluate's results.json.
 
@@ -20,11 +19,26 @@ example:
 """
 
 
+def task_table() -> str:
+    """One line per installed scoring task: its name, the prediction fields it reads, the metrics it computes."""
+    from dialshift.errors import DialshiftError
+    from dialshift.registry import tasks
+
+    try:
+        installed = tasks()
+    except DialshiftError as error:
+        return f"  (the scoring tasks could not be listed: {error})"
+    width = max((len(name) for name in installed), default=0) + 2
+    inputs = max((len(task.inputs) for task in installed.values()), default=0) + 1
+    return "\n".join(f"  {name:<{width}}{task.inputs:<{inputs}}-> {task.outputs}" for name, task in installed.items())
+
+
 def register(subparsers) -> None:
     import argparse
 
     parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
-                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=DESCRIPTION.format(tasks=task_table()),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("predictions", metavar="PREDICTIONS_DIR", help="folder of <config>.jsonl files")
     parser.add_argument("--dataset", required=True, metavar="FOLDER", help="Hub dataset folder (dialshift build)")
     parser.add_argument("--out", metavar="RESULTS_DIR",

@@ -4,14 +4,6 @@ false: the leaderboard scored it, but the Hub does not verify it)."""
 
 from dialshift.errors import DialshiftError
 
-#: The Hub task type of each dialshift task (https://huggingface.co/tasks).
-HUB_TASK_TYPES = {
-    "response_ranking": "text-ranking",
-    "pairwise_selection": "text-ranking",
-    "open_world_intent": "text-classification",
-    "attention_distribution": "text-classification",
-}
-
 
 def eval_results(record: dict, dataset_id: str, *, source_url: str | None = None) -> list:
     """``huggingface_hub.EvalResult`` objects of a record: one per config and metric with a finite value."""
@@ -29,7 +21,7 @@ def eval_results(record: dict, dataset_id: str, *, source_url: str | None = None
             if metric == "instances" or value is None:
                 continue
             results.append(EvalResult(
-                task_type=HUB_TASK_TYPES.get(config.task, "text-classification"),
+                task_type=task.hub_task_type,
                 task_name=config.task.replace("_", " "),
                 dataset_type=dataset_id,
                 dataset_name=f"dialshift {name}",

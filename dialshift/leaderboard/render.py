@@ -1,10 +1,15 @@
 """The leaderboard tables and the static results page (``dialshift leaderboard render``).
 
-:func:`family_tables` turns the store's records into one table per family (the Space shows the same tables): one
-row per submission; per headline metric of the family's task, its value on the unshifted config and its mean over
-the shifted configs; each column knows whether lower is better. :func:`render_site` writes ``index.html`` (one tab
-per family, sortable columns, metric direction shown, links to each submission and its results file), a copy of
-every results file, and the degradation curves of each submission (``plots/<family>/<record>__<figure>.png``).
+:func:`family_tables` turns the store's records into one table per (family, task) (the Space shows the same tables):
+one row per submission; per headline metric of the task, its value on the table's first unshifted config (with its
+bootstrap interval) and its mean over the shifted configs; each metric column takes its label and direction from the
+task (:meth:`dialshift.scoring.tasks.Task.info`). A row is ranked (on the task's first headline metric: the shifted
+mean where the table has shifted configs, else the unshifted value) only when it covers every config of the table
+(the family's configs of that task in the dataset it was scored against); otherwise it is listed as incomplete with
+its coverage and no rank, and its shifted mean (over a different set) is left out. :func:`render_site` writes
+``index.html`` (one tab per table, sortable columns, metric direction shown, intervals behind a toggle, links to each
+submission and its results file), a copy of every results file, and the degradation curves of each submission
+(``plots/<family>/<record>__<figure>.png``).
 """
 
 import shutil
@@ -17,20 +22,14 @@ import numpy as np
 from dialshift.configs import natural_key
 from dialshift.errors import DialshiftError
 
-#: Metrics where a lower value is better (every other metric: higher is better).
-LOWER_IS_BETTER = ("brier", "ece", "das_ratio", "mean_as_distractor")
 TEMPLATE = "index.html"
-
-
-def lower_is_better(metric: str) -> bool:
-    return metric in LOWER_IS_BETTER or metric.startswith("fpr@")
 
 
 @dataclass
 class Column:
     key: str
     label: str
-    lower_is_better: bool | None = None  # None: not a metric (not ranked)
+    lower_is_better: bool | None = None  # None: not ranked (text, or a metric with no direction)
     numeric: bool = True
 
     @property
@@ -43,9 +42,17 @@ class Column:
 @dataclass
 class Table:
     family: str
+    task: str
     baseline: str | None
+    configs: list = field(default_factory=list)  # the table's full config set (a ranked row covers all of them)
     columns: list = field(default_factory=list)
-    rows: list = field(default_factory=list)  # each {"cells": {key: value}, "record": record, "plots": [...]}
+    rows: list = field(default_factory=list)  # {"cells", "intervals", "record", "plots", "rank", "coverage", ...}
+    ranked_by: str | None = None  # the column key rows are ranked on
+
+    @property
+    def key(self) -> str:
+        """A page id: the family, with the task when the family has several."""
+        return f"{self.family}-{self.task}"
 
 
 def _mean(values):
@@ -53,10 +60,32 @@ def _mean(values):
     return float(np.mean(finite)) if finite else None
 
 
+def _family_configs(family: str, members: list[dict], typed: dict) -> dict[str, str]:
+    """``{config: task}`` of the family's full config set: what the records say the dataset held (``family_configs``,
+    written when scored), else the installed family's non-optional configs, else every config a record scored."""
+    for record in members:
+        stored = record["config"].get("family_configs")
+        if stored:
+            return dict(stored)
+    from dialshift.registry import families
+
+    installed = families().get(family)
+    if installed is not None:
+        return {config.name: config.task for config in installed.configs() if not config.optional}
+    return {name: config.task for name, config in typed.items()}
+
+
+def _ranks(values: list, lower_is_better: bool) -> list:
+    """Competition ranks (1, 2, 2, 4) of the values; None for a missing value."""
+    order = [-v if not lower_is_better else v for v in values if v is not None and np.isfinite(v)]
+    return [None if v is None or not np.isfinite(v) else 1 + sum(o < (v if lower_is_better else -v) for o in order)
+            for v in values]
+
+
 def family_tables(records: list[dict]) -> list[Table]:
-    """One :class:`Table` per family of the records, families in name order, rows in record order."""
+    """One :class:`Table` per (family, task) of the records, in name order, rows in record order."""
     from dialshift.configs import BenchmarkConfig
-    from dialshift.scoring.tasks import get_task
+    from dialshift.registry import get_task
 
     by_family: dict[str, list[dict]] = {}
     for record in records:
@@ -64,47 +93,89 @@ def family_tables(records: list[dict]) -> list[Table]:
     tables = []
     for family in sorted(by_family):
         members = by_family[family]
-        configs = {}
+        typed = {}
         for record in members:
             for name, data in (record.get("configs") or {}).items():
-                configs.setdefault(name, BenchmarkConfig.from_dict(data))
-        baseline = next((name for name in sorted(configs, key=natural_key) if not configs[name].shifted), None)
-        shifted = [name for name in sorted(configs, key=natural_key) if configs[name].shifted]
-        task_name = next(iter(configs.values())).task if configs else None
-        task = get_task(task_name) if task_name else None
-        options = next((r["options"][n] for r in members for n in (r.get("options") or {})), {})
-        columns = [Column("model", "Model", numeric=False), Column("method", "Method", numeric=False),
-                   Column("parameters", "Params")]
-        for metric in task.headline(options) if task else ():
-            label = task.label(metric, options)
-            if baseline:
-                columns.append(Column(f"{metric}|clean", f"{label} ({baseline})", lower_is_better(metric)))
-            if shifted:
-                columns.append(Column(f"{metric}|shifted", f"{label} (shifted mean)", lower_is_better(metric)))
-        table = Table(family, baseline, columns)
-        for record in members:
-            results = record["results"]
-            cells = {"model": record["config"]["model_name"], "method": record["config"]["method"],
-                     "parameters": record["config"].get("parameters")}
-            for column in columns[3:]:
-                metric, which = column.key.split("|")
-                if which == "clean":
-                    cells[column.key] = (results.get(baseline) or {}).get(metric)
-                else:
-                    cells[column.key] = _mean([(results.get(name) or {}).get(metric) for name in shifted])
-            table.rows.append({"cells": cells, "record": record, "plots": []})
-        tables.append(table)
+                typed.setdefault(name, BenchmarkConfig.from_dict(data))
+        full = _family_configs(family, members, typed)
+        for name, config in typed.items():
+            full.setdefault(name, config.task)
+        for task_name in sorted(set(full.values())):
+            names = sorted((name for name in full if full[name] == task_name), key=natural_key)
+            scored = [name for name in names if name in typed]
+            if not scored:
+                continue
+            tables.append(_table(family, get_task(task_name), names, typed, members))
     return tables
 
 
+def _table(family, task, names, typed, members) -> Table:
+    scored = [name for name in names if name in typed]
+    baseline = next((name for name in scored if not typed[name].shifted), None)
+    shifted = [name for name in names if name in typed and typed[name].shifted]
+    rows = [record for record in members if set(record.get("results") or {}) & set(names)]
+    options = next((r["options"][n] for r in rows for n in names if n in (r.get("options") or {})), {})
+    columns = [Column("rank", "Rank", lower_is_better=True), Column("model", "Model", numeric=False),
+               Column("method", "Method", numeric=False), Column("parameters", "Params"),
+               Column("coverage", "Configs", numeric=False)]
+    headline = task.headline(options)
+    for metric in headline:
+        info = task.info(metric, options)
+        lower = None if info.higher_is_better is None else not info.higher_is_better
+        if baseline:
+            columns.append(Column(f"{metric}|clean", f"{info.label} ({baseline})", lower))
+        if shifted:
+            columns.append(Column(f"{metric}|shifted", f"{info.label} (shifted mean)", lower))
+    table = Table(family, task.name, baseline, names, columns)
+    first = headline[0] if headline else None
+    keys = {column.key: column for column in columns}
+    ranked_by = keys.get(f"{first}|shifted") or keys.get(f"{first}|clean")
+    if ranked_by is not None and ranked_by.lower_is_better is not None:
+        table.ranked_by = ranked_by.key
+    for record in rows:
+        results, intervals = record["results"], record.get("intervals") or {}
+        covered = [name for name in names if name in results]
+        complete = len(covered) == len(names)
+        cells = {"model": record["config"]["model_name"], "method": record["config"]["method"],
+                 "parameters": record["config"].get("parameters"), "coverage": f"{len(covered)} of {len(names)}"}
+        bands = {}
+        for column in columns[5:]:
+            metric, which = column.key.split("|")
+            if which == "clean":
+                cells[column.key] = (results.get(baseline) or {}).get(metric)
+                bands[column.key] = (intervals.get(baseline) or {}).get(metric)
+            else:
+                cells[column.key] = _mean([(results.get(name) or {}).get(metric) for name in shifted]) \
+                    if all(name in results for name in shifted) else None
+        table.rows.append({"cells": cells, "intervals": bands, "record": record, "plots": [], "complete": complete})
+    if table.ranked_by:
+        lower = next(c.lower_is_better for c in columns if c.key == table.ranked_by)
+        eligible = [row["cells"][table.ranked_by] if row["complete"] else None for row in table.rows]
+        for row, rank in zip(table.rows, _ranks(eligible, lower), strict=True):
+            row["cells"]["rank"] = rank
+    else:
+        for row in table.rows:
+            row["cells"]["rank"] = None
+    return table
+
+
 def table_frame(table: Table):
-    """A ``pandas.DataFrame`` of a table (labels as column names, the direction appended to metric columns)."""
+    """A ``pandas.DataFrame`` of a table (labels as column names, the direction appended to metric columns; each
+    value with an interval followed by a ``label [95 %]`` column holding it)."""
     import pandas as pd
 
-    names = [column.label + (" ↓" if column.lower_is_better else " ↑" if column.lower_is_better is False else "")
-             for column in table.columns]
-    data = [[row["cells"].get(column.key) for column in table.columns] for row in table.rows]
+    data, names = [], []
+    for column in table.columns:
+        names.append(column.label + (" ↓" if column.lower_is_better else " ↑" if column.lower_is_better is False
+                                     else ""))
+    for row in table.rows:
+        data.append([row["cells"].get(column.key) for column in table.columns])
     frame = pd.DataFrame(data, columns=names)
+    for index, column in reversed(list(enumerate(table.columns))):
+        if any(row["intervals"].get(column.key) for row in table.rows):
+            values = [row["intervals"].get(column.key) for row in table.rows]
+            frame.insert(index + 1, f"{column.label} interval",
+                         [None if not v else f"[{v[0]:.4f}, {v[1]:.4f}]" for v in values])
     return frame.round(4)
 
 
@@ -147,6 +218,8 @@ def _plot_record(record: dict, site: Path, label: str) -> list[dict]:
 def _format(value, column: Column) -> str:
     if value is None:
         return "–"
+    if column.key == "rank":
+        return str(value)
     if column.key == "parameters":
         return f"{value / 1e6:,.1f}M" if value >= 1e5 else f"{value:,}"
     if isinstance(value, float):
@@ -245,7 +318,7 @@ def _write_site(store: Path, out: Path, records: list[dict], *, plots: bool, tit
     """The page's files into the (new, empty) folder ``out``."""
     import jinja2
 
-    tables = family_tables(records)
+    tables, drawn = family_tables(records), {}
     for table in tables:
         for row in table.rows:
             record = row["record"]
@@ -253,9 +326,9 @@ def _write_site(store: Path, out: Path, records: list[dict], *, plots: bool, tit
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(store / record["path"], target)
             row["results_path"] = f"results/{record['path']}"
-            if plots:
-                row["plots"] = _plot_record(record, out, mathtext_safe(f"{record['config']['model_name']} "
-                                                                       f"({record['config']['method']})"))
+            if plots:  # a record in several tables (a family of several tasks) is drawn once
+                row["plots"] = drawn.get(record["path"]) or drawn.setdefault(record["path"], _plot_record(
+                    record, out, mathtext_safe(f"{record['config']['model_name']} ({record['config']['method']})")))
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     environment.filters["cell"] = _format
     template = environment.from_string(

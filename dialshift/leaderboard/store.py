@@ -93,6 +93,17 @@ def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, 
     return family, wanted
 
 
+def family_configs(dataset, family: str, split: str) -> dict[str, str]:
+    """``{config: task}`` of every config of ``family`` in the dataset folder with ``split``: the full set a
+    leaderboard row must cover to be ranked."""
+    from dialshift.hub import folder_configs
+    from dialshift.scoring.gold import data_files
+
+    splits = data_files(dataset)
+    return {name: config.task for name, config in folder_configs(dataset).items()
+            if config.family == family and split in splits.get(name, ())}
+
+
 def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, limits: Limits | None = None,
                      progress: bool = False) -> dict:
     """Check and score the submission at ``path`` against the dataset folder; return the store record."""
@@ -118,6 +129,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         "submitted_dataset_revision": metadata["dataset_revision"],
         "dataset_revision": document["dataset_revision"],
         "configs": configs,
+        "family_configs": family_configs(dataset, family, settings.split),
         "scored_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "scored_with": f"dialshift {__version__}",
     }

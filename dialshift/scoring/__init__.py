@@ -3,10 +3,10 @@
 One pipeline serves ``dialshift score`` (predictions against a dataset folder's gold, no model: the leaderboard path)
 and ``dialshift evaluate`` (model -> predictions -> the same code), so both give the same ``results.json``.
 
-* :mod:`dialshift.scoring.tasks`: a :class:`Task` per task of :data:`dialshift.configs.TASKS` (response ranking,
-  pairwise selection, open-world intent, attention distribution): its prediction fields, gold columns, per-instance
-  statistics and metric set. A new family whose configs name an existing task needs nothing here; a new task
-  subclasses :class:`Task` and is registered with :func:`register_task`.
+* :mod:`dialshift.scoring.tasks`: a :class:`Task` per task (response ranking, pairwise selection, open-world
+  intent, attention distribution): its prediction fields, gold columns, per-instance statistics, metric set and the
+  metrics' metadata (:class:`MetricInfo`). A new family whose configs name an existing task needs nothing here; a
+  new task subclasses :class:`Task` and is advertised through the ``dialshift.tasks`` entry-point group.
 * :mod:`dialshift.scoring.pipeline`: :func:`score_directory` / :func:`score_files` (chunked reading, join by id,
   intervals, paired differences from the declared baselines on shared ids) and :func:`write_results`.
 * :mod:`dialshift.scoring.bootstrap`: the seeded percentile bootstrap, paired by instance id across configs.
@@ -23,10 +23,10 @@ from dialshift.scoring.pipeline import (
     score_files,
     write_results,
 )
-from dialshift.scoring.tasks import TASK_OBJECTS, Task, get_task, register_task
+from dialshift.scoring.tasks import MetricInfo, Task, get_task
 
 __all__ = [
-    "TASK_OBJECTS",
+    "MetricInfo",
     "ScoringSettings",
     "Task",
     "check_output_dir",
@@ -35,7 +35,6 @@ __all__ = [
     "iter_jsonl",
     "read_jsonl",
     "read_jsonl_chunks",
-    "register_task",
     "score_directory",
     "score_files",
     "write_results",

@@ -8,16 +8,20 @@ statistics is kept, so a 1e7 x 10 predictions file is scored in bounded memory, 
 :mod:`dialshift.metrics` (the statistics come from the core's own rank, top-label and binning rules, and
 ``tests/test_scoring.py`` checks every task against the core's public functions).
 
-A new task subclasses :class:`Task`, sets its class attributes and registers itself with :func:`register_task`; its
-name must be one of :data:`dialshift.configs.TASKS` (the task a :class:`~dialshift.configs.BenchmarkConfig` names).
+A task also owns its metrics' metadata (:attr:`Task.metric_info`: label, direction, range, as torchmetrics'
+``higher_is_better``) and its headline metrics; reports, plots, the leaderboard's sorting and the Hub export read
+them. A new task subclasses :class:`Task`, sets its class attributes and is advertised through the
+``dialshift.tasks`` entry-point group (:func:`dialshift.registry.tasks`), as the tasks below are in ``setup.cfg``;
+a :class:`~dialshift.configs.BenchmarkConfig` names its task by :attr:`Task.name`.
 """
 
 import re
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-from dialshift.configs import TASKS, BenchmarkConfig
+from dialshift.configs import BenchmarkConfig
 from dialshift.errors import DialshiftError
 
 
@@ -27,15 +31,37 @@ def _pa():
     return pa
 
 
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric is: ``label`` (a format string: ``{0}``.. are the groups of the pattern it was found under, and
+    the task options are named, e.g. ``"R@{0}/{candidates}"``), ``higher_is_better`` (None: a descriptive quantity,
+    neither, never ranked) and ``range`` (``(low, high)``, None for an unbounded side)."""
+
+    label: str
+    higher_is_better: bool | None
+    range: tuple = (0.0, 1.0)
+
+    @property
+    def direction(self) -> str:
+        return {True: "higher is better", False: "lower is better"}.get(self.higher_is_better, "")
+
+    @property
+    def arrow(self) -> str:
+        return {True: "↑", False: "↓"}.get(self.higher_is_better, "")
+
+
 class Task:
     """Base class of a scoring task; see the module docstring. Subclasses set:
 
-    * ``name``: the task name of :data:`~dialshift.configs.TASKS`;
+    * ``name``: the task name a config's ``task`` field gives;
     * ``fields``: ``{prediction field: pyarrow type}`` read from each prediction line besides ``id``;
     * ``gold_columns``: the dataset columns joined by ``id`` (string columns arrive dictionary-encoded);
     * ``defaults``: metric options and their defaults (a config's ``parameters`` of the same name override them,
       and ``dialshift score --option NAME=VALUE`` overrides both);
-    * ``description``: a sentence for ``results.md`` stating the prediction format and the metric definitions.
+    * ``description``: a sentence for ``results.md`` stating the prediction format and the metric definitions;
+    * ``inputs`` / ``outputs``: one line each for ``dialshift score --help``'s table (prediction fields; metrics);
+    * ``metric_info``: ``{metric name pattern (a regular expression, matched whole, first match wins): MetricInfo}``;
+    * ``hub_task_type``: the Hub task type of its model-index entries (https://huggingface.co/tasks).
     """
 
     name: str = ""
@@ -43,6 +69,23 @@ class Task:
     gold_columns: tuple = ()
     defaults: dict = {}
     description: str = ""
+    inputs: str = ""
+    outputs: str = ""
+    metric_info: dict = {}
+    hub_task_type: str = "text-classification"
+
+    def info(self, metric: str, options: dict | None = None) -> MetricInfo:
+        """The metadata of ``metric``, its label formatted with the options; an undeclared metric gets its name as
+        label and no direction (it is shown, never ranked)."""
+        for pattern, info in self.metric_info.items():
+            match = re.fullmatch(pattern, metric)
+            if match:
+                label = info.label.format(*match.groups(), **{"candidates": "K", **(options or {})})
+                return MetricInfo(label, info.higher_is_better, info.range)
+        return MetricInfo(metric, None, (None, None))
+
+    def label(self, metric: str, options: dict | None = None) -> str:
+        return self.info(metric, options).label
 
     # --- options -------------------------------------------------------------------------------------------------
 
@@ -53,7 +96,9 @@ class Task:
         (:data:`OPTION_RULES`) are refused with one line; names another task knows are left to that task.
         """
         given = dict(given or {})
-        known = sorted({name for task in TASK_OBJECTS.values() for name in task.defaults})
+        from dialshift.registry import tasks
+
+        known = sorted({name for task in tasks().values() for name in task.defaults})
         unknown = [name for name in given if name not in known]
         if unknown:
             raise DialshiftError(f"--option {unknown[0]!r}: no scoring task has this option; the options are "
@@ -93,31 +138,17 @@ class Task:
         """The metrics shown in tables and drawn as curves, in order."""
         raise NotImplementedError
 
-    def label(self, metric: str, options: dict) -> str:
-        return metric
-
     def reliability(self, stats: dict, options: dict) -> dict | None:
         """Reliability-diagram bins (``bin_edges``, ``bin_counts``, ``bin_confidence``, ``bin_accuracy``, ``ece``)
         for tasks with calibrated probabilities; None otherwise."""
         return None
 
 
-TASK_OBJECTS: dict[str, Task] = {}
-
-
-def register_task(task_class):
-    """Class decorator: register a :class:`Task` under its ``name`` (one of :data:`dialshift.configs.TASKS`)."""
-    task = task_class()
-    if task.name not in TASKS:
-        raise ValueError(f"task {task.name!r} is not in dialshift.configs.TASKS {TASKS}")
-    TASK_OBJECTS[task.name] = task
-    return task_class
-
-
 def get_task(name: str) -> Task:
-    if name not in TASK_OBJECTS:
-        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(sorted(TASK_OBJECTS))}")
-    return TASK_OBJECTS[name]
+    """The registered task ``name`` (:func:`dialshift.registry.get_task`)."""
+    from dialshift.registry import get_task as registered
+
+    return registered(name)
 
 
 # ----------------------------------------------------------------------------------------------- validation
@@ -369,11 +400,19 @@ def _reliability(stats: dict, n_bins: int) -> dict:
 # ----------------------------------------------------------------------------------------------- the tasks
 
 
-@register_task
 class ResponseRanking(Task):
     """Response ranking over K candidates (Lee et al. 2022): R@k/K and MRR of the gold candidate, Brier score, ECE."""
 
     name = "response_ranking"
+    inputs = "id, probabilities (K values), scores (optional)"
+    outputs = "R@k/K, MRR, Brier, ECE"
+    hub_task_type = "text-ranking"
+    metric_info = {
+        r"recall@(\d+)": MetricInfo("R@{0}/{candidates}", True),
+        "mrr": MetricInfo("MRR", True),
+        "brier": MetricInfo("Brier", False, (0.0, 2.0)),
+        "ece": MetricInfo("ECE", False),
+    }
     gold_columns = ("label", CANDIDATE_COUNT)
     #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
     #: top-label bins), which the report script of Lee et al. called; ``ks``: the recall cut-offs (those <= K).
@@ -451,21 +490,22 @@ class ResponseRanking(Task):
     def headline(self, options):
         return ("recall@1", "mrr", "brier", "ece")
 
-    def label(self, metric, options):
-        match = re.fullmatch(r"recall@(\d+)", metric)
-        if match:
-            return f"R@{match[1]}/{options.get('candidates', 'K')}"
-        return {"mrr": "MRR", "brier": "Brier", "ece": "ECE"}.get(metric, metric)
-
     def reliability(self, stats, options):
         return _reliability(stats, int(options["ece_bins"]))
 
 
-@register_task
 class PairwiseSelection(Task):
     """Pairwise (adversarial) response selection: accuracy overall and per adversarial ``type``."""
 
     name = "pairwise_selection"
+    inputs = "id, scores or prediction, probabilities (optional)"
+    outputs = "accuracy, accuracy per type, ECE"
+    hub_task_type = "text-ranking"
+    metric_info = {
+        "accuracy": MetricInfo("Acc", True),
+        "accuracy/(.+)": MetricInfo("Acc {0}", True),
+        "ece": MetricInfo("ECE", False),
+    }
     gold_columns = ("label", "type", CANDIDATE_COUNT)
     #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
     defaults = {"ece_bins": 15}
@@ -530,15 +570,21 @@ class PairwiseSelection(Task):
         calibration = ("ece",) if options.get("calibrated") else ()
         return ("accuracy", *calibration, *(f"accuracy/{name}" for name in options.get("types", ())))
 
-    def label(self, metric, options):
-        return {"accuracy": "Acc", "ece": "ECE"}.get(metric, metric.replace("accuracy/", "Acc "))
 
-
-@register_task
 class OpenWorldIntent(Task):
     """Open-world intent classification: F1 over all / known / out-of-scope classes, accuracy, OOD detection."""
 
     name = "open_world_intent"
+    inputs = "id, prediction (label id), score (in-domain)"
+    outputs = "F1_All/In/Out, Acc, AUROC, FPR@95TPR"
+    metric_info = {
+        "f1_all": MetricInfo("F1_All", True),
+        "f1_in": MetricInfo("F1_In", True),
+        "f1_out": MetricInfo("F1_Out", True),
+        "accuracy": MetricInfo("Acc", True),
+        "auroc": MetricInfo("AUROC", True),
+        r"fpr@(\d+)tpr": MetricInfo("FPR@{0}TPR", False),
+    }
     gold_columns = ("label",)
     #: ``oos_label``: the id of the out-of-scope class (a config's ``parameters`` give it); ``num_labels``: the number
     #: of label ids (known intents plus out-of-scope; predictions outside 0 .. num_labels - 1 are refused);
@@ -602,16 +648,25 @@ class OpenWorldIntent(Task):
     def headline(self, options):
         return ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", f"fpr@{round(float(options['tpr_level']) * 100)}tpr")
 
-    def label(self, metric, options):
-        return {"f1_all": "F1_All", "f1_in": "F1_In", "f1_out": "F1_Out", "accuracy": "Acc",
-                "auroc": "AUROC"}.get(metric, metric.upper().replace("@", "@"))
 
-
-@register_task
 class AttentionDistribution(Task):
     """Context attention distribution under distracting insertions (Xing and Gulla 2022): the DAS ratio."""
 
     name = "attention_distribution"
+    inputs = "id, attention_scores (per utterance)"
+    outputs = "DAS ratio, AS distractor / History, PPL"
+    hub_task_type = "text-generation"
+    #: Lower is better for the DAS ratios, the distractors' AS and perplexity (Xing and Gulla §5); the History's AS is
+    #: "not the lower the better" (§5.2): descriptive, not ranked.
+    metric_info = {
+        "das_ratio": MetricInfo("DAS ratio", False, (0.0, None)),
+        "das_ratio_of_means": MetricInfo("DAS (ratio of means)", False, (0.0, None)),
+        "mean_as_distractor": MetricInfo("AS distractor", False, (0.0, None)),
+        "mean_as_history": MetricInfo("AS History", None, (0.0, None)),
+        "mean_as_history_distracted": MetricInfo("AS History (distracted)", None, (0.0, None)),
+        "n_undefined": MetricInfo("undefined", None, (0.0, None)),
+        "perplexity": MetricInfo("PPL", False, (1.0, None)),
+    }
     gold_columns = ("distractor_mask",)
     #: ``includes_query``: each line's ``attention_scores`` ends with the Query's AS (ignored); ``skip_undefined``:
     #: dialogues whose ratio is undefined (no distractor, no History utterance, zero History attention) are left out
@@ -695,9 +750,3 @@ class AttentionDistribution(Task):
     def headline(self, options):
         return ("das_ratio", "das_ratio_of_means", "mean_as_distractor", "mean_as_history",
                 *(("perplexity",) if options.get("perplexity") else ()))
-
-    def label(self, metric, options):
-        return {"das_ratio": "DAS ratio", "das_ratio_of_means": "DAS (ratio of means)",
-                "mean_as_distractor": "AS distractor", "mean_as_history": "AS History",
-                "mean_as_history_distracted": "AS History (distracted)", "perplexity": "PPL",
-                "n_undefined": "undefined"}.get(metric, metric)

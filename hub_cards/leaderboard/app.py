@@ -34,15 +34,16 @@ def tables():
 
 
 def families() -> list[str]:
-    return [table.family for table in tables()]
+    """The tables' keys: a family, and its task (``korean-pairwise_selection``)."""
+    return [table.key for table in tables()]
 
 
 def table(family: str):
-    """The leaderboard table of one family (the same columns as the static page)."""
+    """The leaderboard table of a key of :func:`families` (or a family's first table): the static page's columns."""
     import pandas as pd
 
     for item in tables():
-        if item.family == family:
+        if family in (item.key, item.family):
             return table_frame(item)
     return pd.DataFrame()
 
