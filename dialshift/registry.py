@@ -186,8 +186,15 @@ def _load_tasks() -> dict:
             raise DialshiftError(f"two task plug-ins are named {task.name!r}")
         found[task.name] = task
     if not any(entry.value.startswith("dialshift.") for entry in entries):
-        raise DialshiftError(f"no {TASK_ENTRY_POINT_GROUP!r} entry points of dialshift itself are installed: the "
-                             "installed metadata is older than the source; reinstall it (pip install -e .)")
+        import warnings
+
+        from dialshift.scoring.tasks import BUILTIN_TASKS
+
+        warnings.warn(f"dialshift's installed metadata lists no {TASK_ENTRY_POINT_GROUP!r} entry points (an install "
+                      "older than the source): using the built-in tasks; reinstall it (pip install -e .)",
+                      stacklevel=2)
+        for task_class in BUILTIN_TASKS:
+            found.setdefault(task_class.name, task_class())
     return found
 
 

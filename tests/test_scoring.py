@@ -392,3 +392,40 @@ def test_pairwise_selection_reports_ece_when_probabilities_are_given():
     assert result["accuracy"] == 0.5 and "ece" in task.headline(options)
     assert result["ece"] == pytest.approx(ece(np.array(probabilities), np.array(labels), n_bins=15)["ece"], abs=1e-12)
     assert task.reliability(stats, options)["bin_counts"][13] == 1
+
+
+# ----------------------------------------------------------------------------------------------- task plug-ins
+
+
+def test_setup_cfg_advertises_the_built_in_tasks_and_a_stale_install_falls_back_to_them(monkeypatch):
+    import configparser
+    from pathlib import Path
+
+    from dialshift import registry
+    from dialshift.scoring.tasks import BUILTIN_TASKS
+
+    parser = configparser.ConfigParser()
+    parser.read(Path(__file__).resolve().parents[1] / "setup.cfg")
+    lines = [line.split("=") for line in parser["options.entry_points"]["dialshift.tasks"].strip().splitlines()]
+    advertised = {name.strip(): value.strip() for name, value in lines}
+    assert advertised == {task.name: f"{task.__module__}:{task.__name__}" for task in BUILTIN_TASKS}
+    assert set(registry.tasks()) >= set(advertised)
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])  # metadata older than the group
+    registry.reset()
+    try:
+        with pytest.warns(UserWarning, match="reinstall"):
+            assert set(registry.tasks()) == set(advertised)
+    finally:
+        monkeypatch.undo()
+        registry.reset()
+
+
+def test_metric_directions_come_from_the_tasks():
+    assert get_task("attention_distribution").info("das_ratio_of_means").higher_is_better is False
+    assert get_task("attention_distribution").info("perplexity").higher_is_better is False
+    assert get_task("attention_distribution").info("mean_as_history").higher_is_better is None
+    assert get_task("open_world_intent").info("fpr@90tpr").label == "FPR@90TPR"
+    assert get_task("response_ranking").label("recall@2", {"candidates": 10}) == "R@2/10"
+    assert get_task("pairwise_selection").info("accuracy/tense").label == "Acc tense"
+    assert get_task("response_ranking").info("unknown").higher_is_better is None

@@ -750,3 +750,8 @@ class AttentionDistribution(Task):
     def headline(self, options):
         return ("das_ratio", "das_ratio_of_means", "mean_as_distractor", "mean_as_history",
                 *(("perplexity",) if options.get("perplexity") else ()))
+
+
+#: The tasks shipped with dialshift, as ``setup.cfg`` advertises them in ``dialshift.tasks`` (the registry falls back
+#: to these only when the installed metadata predates that group; tests/test_packaging.py keeps the two equal).
+BUILTIN_TASKS = (ResponseRanking, PairwiseSelection, OpenWorldIntent, AttentionDistribution)
