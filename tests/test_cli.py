@@ -172,7 +172,7 @@ def test_score_and_plots_work_for_the_plug_in_family(tmp_path, capsys):
     assert document["configs"]["toy_swap_0.5"]["group"]["name"] == "swap"
     assert document["differences"]["toy_swap_1.0"]["toy"]["metrics"]["accuracy"]["value"] == -1.0
     assert document["results"]["toy_vote"]["agreement"] == 1.0 and document["results"]["toy_vote"]["error_rate"] == 0
-    assert "| Agreement | Error rate |" in (results / "results.md").read_text()
+    assert "| Agreement ↑ | Error rate ↓ |" in (results / "results.md").read_text()
     assert (results / "results.md").is_file() and (results / "plots" / "shift_toy_swap.png").stat().st_size > 1000
     assert main(["plot", "curves", str(results / "results.json"), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").stat().st_size > 1000

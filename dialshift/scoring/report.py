@@ -123,7 +123,8 @@ def _difference_table(documents, names, configs) -> list[str]:
 
 
 def _metrics_of(documents, names, configs) -> list[tuple[str, str]]:
-    """``(metric, label)`` columns for these configs: each task's headline metrics, in order, once."""
+    """``(metric, label)`` columns for these configs: each task's headline metrics, in order, once; the label ends
+    with the task's direction (↑ higher is better, ↓ lower is better, nothing for a descriptive quantity)."""
     columns: list[tuple[str, str]] = []
     for name in names:
         task = get_task(configs[name].task)
@@ -133,7 +134,8 @@ def _metrics_of(documents, names, configs) -> list[tuple[str, str]]:
                 continue
             for metric in task.headline(options):
                 if metric not in [m for m, _ in columns]:
-                    columns.append((metric, task.label(metric, options)))
+                    info = task.info(metric, options)
+                    columns.append((metric, f"{info.label} {info.arrow}".rstrip()))
     return columns
 
 
