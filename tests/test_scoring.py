@@ -429,3 +429,15 @@ def test_metric_directions_come_from_the_tasks():
     assert get_task("response_ranking").label("recall@2", {"candidates": 10}) == "R@2/10"
     assert get_task("pairwise_selection").info("accuracy/tense").label == "Acc tense"
     assert get_task("response_ranking").info("unknown").higher_is_better is None
+
+
+def test_difference_curves_draw_one_line_per_declared_baseline(document):
+    from dialshift.scoring.report import difference_points, typed_configs
+
+    configs = typed_configs({"m": document})
+    lines, bands, x_labels = difference_points({"m": document}, configs, ["toyrank_n1", "toyrank_n2"])
+    assert x_labels == ["1/2", "2/2"] and set(lines) == {"Noise − toyrank", "Noise − toyrank_n1"}
+    corpus = document["differences"]["toyrank_n2"]["toyrank"]["metrics"]["recall@1"]
+    assert lines["Noise − toyrank"][1]["recall@1"] == corpus["value"]
+    assert bands["Noise − toyrank"][1]["recall@1"] == corpus["interval"]
+    assert lines["Noise − toyrank_n1"][0] == {}  # toyrank_n1 declares no control: a gap

@@ -248,10 +248,11 @@ def difference_points(documents: dict, configs: dict[str, BenchmarkConfig], name
             members = [name for name in names if configs[name].group == group]
             for kind in dict.fromkeys(kind for name, _, kind in paired if name in members):
                 bases = {name: base for name, base, k in paired if name in members and k == kind}
-                targets = {configs[base].group.label if base in configs and configs[base].shifted else base
-                           for base in bases.values()}
-                line = (f"{label}: " if len(documents) > 1 else "") + f"{group.label} − " + (
-                    targets.pop() if len(targets) == 1 else kind)
+                names_of = set(bases.values())  # one baseline, or one per intensity (kw_R): its group
+                groups_of = {configs[base].group.label for base in names_of if base in configs and
+                             configs[base].shifted}
+                target = names_of.pop() if len(names_of) == 1 else groups_of.pop() if len(groups_of) == 1 else kind
+                line = (f"{label}: " if len(documents) > 1 else "") + f"{group.label} − {target}"
                 by_x = {configs[name].intensity: (differences.get(name) or {}).get(base, {}).get("metrics", {})
                         for name, base in bases.items()}
                 lines[line] = [{m: v["value"] for m, v in by_x.get(x, {}).items()} for x in xs]
