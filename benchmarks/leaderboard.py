@@ -26,16 +26,18 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
     import pyarrow.parquet as pq
 
     from dialshift.hub import folder_configs
-    from dialshift.scoring.gold import data_files
+    from dialshift.scoring.gold import config_fingerprints, data_files
 
     files = data_files(dataset)
     configs = folder_configs(dataset)
     rng = np.random.default_rng(seed)
     (out / "predictions").mkdir(parents=True, exist_ok=True)
     lines = 0
+    written = []
     for name, config in configs.items():
         if config.family != family or "test" not in files[name]:
             continue
+        written.append(name)
         table = pq.read_table(files[name]["test"], columns=["id", "label"])
         ids, labels = table.column("id").to_pylist(), table.column("label").to_numpy()
         logits = rng.normal(size=(len(ids), 10))
@@ -48,7 +50,7 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
         lines += len(ids)
     (out / "submission.json").write_text(json.dumps({
         "model": "synthetic-ranker", "method": method, "link": "https://example.org/synthetic", "licence": "cc0-1.0",
-        "dataset_revision": "synthetic", "seeds": [seed], "family": family}))
+        "dataset_revision": config_fingerprints(dataset, written), "seeds": [seed], "family": family}))
     return lines
 
 

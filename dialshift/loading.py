@@ -89,6 +89,9 @@ def _load_folder(folder: Path, config: str, **kwargs):
     if config not in declared:
         raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(declared)) or 'none'}); "
                              f"build it with `dialshift build --config {config} --out {folder}`")
+    from dialshift.scoring.gold import check_config
+
+    check_config(folder, config)  # files swapped between configs or changed since the build: refused, not loaded
     return datasets.load_dataset(str(folder), config, **kwargs)
 
 

@@ -432,3 +432,79 @@ def test_render_never_deletes_a_store_or_files_it_did_not_write(submission, data
     assert render(store, inside, "--no-plots") == 2
     assert "inside the results store" in one_line_error(capsys)
     assert not inside.exists() and len(read_store(store)) == 1
+
+
+# ----------------------------------------------------------------------------------------------- gold fingerprints
+
+
+def _swap_parquet(dataset, tmp_path, first="uw_0.10", second="uw_0.20"):
+    swapped = tmp_path / "swapped"
+    shutil.copytree(dataset, swapped)
+    a, b = (swapped / name / "test-00000-of-00001.parquet" for name in (first, second))
+    data = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(data)
+    return swapped
+
+
+def test_swapped_parquet_files_are_refused_by_score_leaderboard_and_load_dataset(submission, dataset, tmp_path,
+                                                                                  capsys):
+    import dialshift
+    from dialshift.errors import DialshiftError
+
+    swapped = _swap_parquet(dataset, tmp_path)
+    assert main(["score", str(submission / "predictions"), "--dataset", str(swapped), "--out", str(tmp_path / "o"),
+                 "--no-progress", "--bootstrap", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "config 'uw_0.10': uw_0.10/test-00000-of-00001.parquet differs from the fingerprint" in err
+    assert not (tmp_path / "o" / "results.json").exists()
+    assert score(submission, dataset, tmp_path / "ok") == 0  # the intact dataset scores
+    assert score(submission, swapped, tmp_path / "store") == 2
+    assert "differs from the fingerprint its card recorded" in one_line_error(capsys)
+    with pytest.raises(DialshiftError, match="config 'uw_0.20': uw_0.20/test-00000-of-00001.parquet differs"):
+        dialshift.load_dataset(str(swapped), "uw_0.20")
+
+
+def test_a_config_fingerprint_is_its_own_files_not_the_folders(dataset, tmp_path):
+    from dialshift.scoring.gold import config_fingerprints
+
+    alone = tmp_path / "alone"
+    shutil.copytree(dataset, alone)
+    shutil.rmtree(alone / "uw_0.20")  # the other configs' files are gone: uw_0.10 is byte-identical
+    full = config_fingerprints(dataset, ["uw_0.10", "uw_0.20"])
+    assert config_fingerprints(alone, ["uw_0.10"])["uw_0.10"] == full["uw_0.10"] != full["uw_0.20"]
+
+
+def test_a_submission_made_on_another_build_of_a_config_is_refused(submission, dataset, tmp_path, capsys):
+    revision = json.loads((submission / "submission.json").read_text())["dataset_revision"]
+    _meta(submission, dataset_revision={**revision, "uw_0.20": "sha256:0123456789abcdef"})
+    assert score(submission, dataset, tmp_path / "store") == 2
+    assert "config 'uw_0.20': the predictions were made on data with fingerprint sha256:0123456789abcdef" in \
+        one_line_error(capsys)
+    _meta(submission, dataset_revision={k: v for k, v in revision.items() if k != "uw_0.10"})
+    assert score(submission, dataset, tmp_path / "store") == 2
+    assert "dataset_revision has no fingerprint for config 'uw_0.10'" in one_line_error(capsys)
+    _meta(submission, dataset_revision="sha256:0000")
+    assert score(submission, dataset, tmp_path / "store") == 2
+    assert "cannot be checked per config" in one_line_error(capsys)
+    _meta(submission, dataset_revision=revision)
+    assert score(submission, dataset, tmp_path / "store") == 0
+    record = read_store(tmp_path / "store")[0]
+    assert record["config"]["dataset_revision"] == revision and record["config"]["dataset_commit"] is None
+
+
+def test_model_index_names_a_revision_only_for_a_hub_commit(submission, dataset, tmp_path, capsys):
+    import yaml
+
+    store = tmp_path / "store"
+    assert score(submission, dataset, store) == 0
+    path = next(store.rglob("*.json"))
+    assert main(["leaderboard", "export", str(path), "--dataset-id", "org/dialshift"]) == 0
+    entries = yaml.safe_load(capsys.readouterr().out)["model-index"][0]["results"]
+    assert all("revision" not in entry["dataset"] for entry in entries)  # a local build has no Hub commit
+    record = json.loads(path.read_text())
+    record["config"]["dataset_commit"] = "a" * 40
+    path.write_text(json.dumps(record))
+    assert main(["leaderboard", "export", str(path), "--dataset-id", "org/dialshift"]) == 0
+    entries = yaml.safe_load(capsys.readouterr().out)["model-index"][0]["results"]
+    assert {entry["dataset"]["revision"] for entry in entries} == {"a" * 40}

@@ -14,6 +14,7 @@ import yaml
 
 from dialshift.cli import main
 from dialshift.leaderboard.store import record_path
+from dialshift.scoring.gold import config_fingerprints
 
 RECORD = ("dailydialog", "org/tiny-ranker", "vanilla")
 
@@ -56,7 +57,7 @@ def write_predictions(folder: Path, dataset: Path, seed: int = 0, configs=CONFIG
                 handle.write(json.dumps({"id": uid, "scores": scores, "probabilities": probs, **(extra or {})}) + "\n")
     (folder / "submission.json").write_text(json.dumps({
         "model": "org/tiny-ranker", "method": "vanilla", "link": "https://example.org/tiny", "licence": "apache-2.0",
-        "dataset_revision": "sha256:0000", "parameters": 4_400_000, "seeds": [seed]}))
+        "dataset_revision": config_fingerprints(dataset, configs), "parameters": 4_400_000, "seeds": [seed]}))
     return folder
 
 

@@ -104,6 +104,31 @@ def family_configs(dataset, family: str, split: str) -> dict[str, str]:
             if config.family == family and split in splits.get(name, ())}
 
 
+def check_revision(submission: Submission, dataset, configs: list[str]) -> None:
+    """Refuse predictions made on other data: each config's fingerprint in ``submission.json``'s
+    ``dataset_revision`` must equal the dataset's (:func:`~dialshift.scoring.gold.config_fingerprint`); a single
+    string is accepted only when it is the dataset folder's own revision or its Hub commit."""
+    from dialshift.scoring.gold import config_fingerprints, dataset_revision, hub_commit
+
+    where = submission.root / "submission.json"
+    claimed = submission.metadata["dataset_revision"]
+    actual = config_fingerprints(dataset, configs)
+    if isinstance(claimed, str):
+        if claimed in (dataset_revision(dataset), hub_commit(dataset)):
+            return
+        raise DialshiftError(f"{where}: dataset_revision {clip(claimed, 40)!r} is not this dataset's revision and "
+                             "cannot be checked per config; give the dataset_revision object (one fingerprint per "
+                             "config) of the results.json that `dialshift evaluate` or `dialshift score` wrote")
+    for name in configs:
+        if name not in claimed:
+            raise DialshiftError(f"{where}: dataset_revision has no fingerprint for config {name!r}; copy the "
+                                 "dataset_revision object of the results.json scored on this dataset")
+        if claimed[name] != actual[name]:
+            raise DialshiftError(f"{where}: config {name!r}: the predictions were made on data with fingerprint "
+                                 f"{clip(claimed[name], 40)}, but this dataset's {name!r} is {actual[name]} (another "
+                                 "build of that config); predict on this dataset's config and submit again")
+
+
 def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, limits: Limits | None = None,
                      progress: bool = False) -> dict:
     """Check and score the submission at ``path`` against the dataset folder; return the store record."""
@@ -113,6 +138,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
     settings = ScoringSettings(dataset, replicates=replicates, seed=seed, progress=progress)
     with open_submission(path, limits) as submission:
         family, configs = expected_configs(submission, dataset, settings.split)
+        check_revision(submission, dataset, configs)
         document = score_files({name: submission.files[name] for name in configs}, settings,
                                {"run": submission.run})
         metadata = submission.metadata
@@ -128,6 +154,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         "description": metadata.get("description"),
         "submitted_dataset_revision": metadata["dataset_revision"],
         "dataset_revision": document["dataset_revision"],
+        "dataset_commit": document.get("dataset_commit"),
         "configs": configs,
         "family_configs": family_configs(dataset, family, settings.split),
         "scored_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -217,7 +244,7 @@ def record_problem(record: dict) -> str | None:
         value = config.get(name)
         if not isinstance(value, str) or not value.strip() or text_problem(value):
             return f"field 'config.{name}' is missing or not one line of text"
-    for name in ("link", "licence", "description", "dataset_revision"):
+    for name in ("link", "licence", "description", "dataset_commit"):
         value = config.get(name)
         if value is not None and (not isinstance(value, str) or text_problem(value)):
             return f"field 'config.{name}' is not one line of text"

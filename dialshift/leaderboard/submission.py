@@ -49,8 +49,9 @@ FIELDS = {
     "method": (str, True, "the uncertainty or training method, e.g. vanilla, ensemble"),
     "link": (str, True, "an http(s) link to the paper, code or model card"),
     "licence": (str, True, "the licence of the predictions and model, e.g. apache-2.0"),
-    "dataset_revision": (str, True, "the dataset revision the predictions were made on (card fingerprint or Hub "
-                                    "commit)"),
+    "dataset_revision": (dict, True, "the fingerprint of each config the predictions were made on: the "
+                                     "dataset_revision object of the results.json `dialshift evaluate` or `dialshift "
+                                     "score` wrote for them ({config: \"sha256:...\"})"),
     "parameters": (int, False, "the number of model parameters"),
     "seeds": (list, False, "the random seeds of the run, a list of integers"),
     "family": (str, False, "the benchmark family (default: the family of the prediction files)"),
@@ -114,6 +115,13 @@ def check_metadata(document, where: str) -> dict:
             if len(value) > MAX_TEXT or text_problem(value):
                 raise DialshiftError(f"{where}: field {name!r} must be one line of at most {MAX_TEXT} printable "
                                      "characters")
+        if kind is dict:
+            if isinstance(value, str):
+                value = {"": value}
+            if not isinstance(value, dict) or not value or len(value) > 10_000 or not all(
+                    isinstance(k, str) and isinstance(v, str) and 0 < len(v) <= 100 and len(k) <= 100
+                    and not text_problem(k + v) for k, v in value.items()):
+                raise DialshiftError(f"{where}: field {name!r} must be an object ({description})")
         if kind is list:
             item_type = int if name == "seeds" else str
             if not isinstance(value, list) or not all(

@@ -49,10 +49,83 @@ def data_files(folder) -> dict[str, dict[str, list[str]]]:
 
 
 def dataset_revision(folder) -> str:
-    """The revision of a dataset folder: its fingerprint (sha256 over its parquet files)."""
+    """The revision of a whole dataset folder: a sha256 over all its parquet files (it changes when any config is
+    added or rebuilt; :func:`config_fingerprint` identifies one config's data)."""
     from dialshift.hub import folder_fingerprint
 
     return "sha256:" + folder_fingerprint(folder)[:16]
+
+
+# ----------------------------------------------------------------------------------------------- fingerprints
+
+
+def recorded_files(folder) -> dict:
+    """``{config: {"<config>/<file>": {"size", "sha256"}}}`` the card recorded at build time ({} where none)."""
+    from dialshift.hub import folder_metadata
+
+    return {name: entry.get("files") or {} for name, entry in folder_metadata(folder).items()
+            if isinstance(entry, dict)}
+
+
+def config_fingerprint(folder, config: str, recorded: dict | None = None) -> str:
+    """The fingerprint of one config's data: a sha256 over its own files' paths (relative to the folder) and sha256s,
+    as the card recorded them at build time (else hashed now). A byte-identical config has the same fingerprint in
+    a one-config folder and in the full build, and a rebuild of another config leaves it unchanged."""
+    import hashlib
+
+    from dialshift.hub import file_fingerprint, resolve_data_files
+
+    folder = Path(folder)
+    files = (recorded if recorded is not None else recorded_files(folder)).get(config)
+    if not files:
+        paths = [path for paths in resolve_data_files(folder, config).values() for path in paths]
+        files = {path.relative_to(folder).as_posix(): file_fingerprint(path) for path in paths}
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(f"{name}\0{files[name].get('sha256')}\n".encode())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def hub_commit(folder) -> str | None:
+    """The Hub commit of a dataset folder that is a ``huggingface_hub`` cache snapshot
+    (``.../snapshots/<40 hex digits>``), else None: a local build has no Hub commit."""
+    resolved = Path(folder).resolve()
+    if resolved.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", resolved.name):
+        return resolved.name
+    return None
+
+
+def config_fingerprints(folder, configs) -> dict[str, str]:
+    """``{config: config_fingerprint}`` for ``configs`` (the ``dataset_revision`` of a scored document)."""
+    recorded = recorded_files(folder)
+    return {name: config_fingerprint(folder, name, recorded) for name in configs}
+
+
+def check_config(folder, config: str, splits=None, *, recorded: dict | None = None, paths=None) -> None:
+    """Refuse, in one line naming the config and the file, a config whose files differ from the fingerprints its
+    card recorded at build time (changed, truncated, or swapped with another config's file). ``splits`` limits the
+    check to those splits (default: every split); ``paths`` gives the files already resolved. A folder whose card
+    recorded no fingerprints (built before they existed) is not checked."""
+    from dialshift.hub import file_fingerprint, rebuild_hint, resolve_data_files
+
+    folder = Path(folder)
+    files = (recorded if recorded is not None else recorded_files(folder)).get(config)
+    if not files:
+        return
+    if paths is None:
+        resolved = resolve_data_files(folder, config)
+        paths = [path for split, found in resolved.items() if splits is None or split in splits for path in found]
+    for path in map(Path, paths):
+        relative = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
+        expected = files.get(relative)
+        if expected is None:
+            raise DialshiftError(f"{folder}: config {config!r}: {relative} is not among the files its card recorded "
+                                 f"at build time; {rebuild_hint(folder, config)}")
+        actual = file_fingerprint(path)
+        if actual != {"size": expected.get("size"), "sha256": expected.get("sha256")}:
+            raise DialshiftError(f"{folder}: config {config!r}: {relative} differs from the fingerprint its card "
+                                 "recorded at build time (changed, or swapped with another config's file); "
+                                 f"{rebuild_hint(folder, config)}")
 
 
 def id_keys(ids) -> np.ndarray:
@@ -107,11 +180,13 @@ LENGTH = re.compile(r"len\((\w+)\)")
 
 
 def load_gold(folder, config: str, split: str, columns, *, files: dict | None = None, max_instances=None,
-              sample_seed: int = 0) -> Gold:
+              sample_seed: int = 0, recorded: dict | None = None) -> Gold:
     """The ``id`` and ``columns`` of one config split (optionally the :func:`subsample`), keyed for joins.
 
     A column named ``len(NAME)`` is the length of each row's list ``NAME`` (e.g. ``len(candidates)``, the candidate
     count predictions are checked against); it is optional: left out when the files have no ``NAME`` column.
+    The files are checked against the fingerprints the card recorded (:func:`check_config`) before they are read;
+    ``recorded`` passes the card's records when the caller has them.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -123,6 +198,7 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
     if split not in files[config]:
         raise DialshiftError(f"{folder}: config {config!r} has no {split!r} split (it has: "
                              f"{', '.join(files[config])})")
+    check_config(folder, config, recorded=recorded, paths=files[config][split])
     lengths = {name: LENGTH.fullmatch(name)[1] for name in columns if LENGTH.fullmatch(name)}
     plain = [name for name in columns if name not in lengths]
     tables = []

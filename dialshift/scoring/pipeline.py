@@ -30,7 +30,15 @@ import numpy as np
 from dialshift import __version__
 from dialshift.errors import DialshiftError
 from dialshift.scoring import bootstrap
-from dialshift.scoring.gold import Gold, data_files, dataset_revision, id_keys, load_gold
+from dialshift.scoring.gold import (
+    Gold,
+    config_fingerprints,
+    data_files,
+    hub_commit,
+    id_keys,
+    load_gold,
+    recorded_files,
+)
 from dialshift.scoring.jsonl import BLOCK_BYTES, clip, read_jsonl_chunks
 from dialshift.scoring.tasks import get_task
 
@@ -205,6 +213,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
 
     configs = folder_configs(settings.dataset)
     files_map = data_files(settings.dataset)
+    recorded = recorded_files(settings.dataset)
     unknown = [name for name in files if name not in configs]
     if unknown:
         raise DialshiftError(f"{files[unknown[0]]}: the dataset {settings.dataset} has no config {unknown[0]!r} "
@@ -214,7 +223,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         config = configs[name]
         task = get_task(config.task)
         options = task.resolve_options(config, settings.options)
-        gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map,
+        gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map, recorded=recorded,
                          max_instances=settings.max_instances, sample_seed=settings.sample_seed)
         stats = read_predictions(files[name], task, gold, options, settings.block_bytes)
         points[name] = task.metrics(stats, options)
@@ -237,7 +246,8 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
     return {
         "dialshift_version": __version__,
         "dataset": str(settings.dataset),
-        "dataset_revision": dataset_revision(settings.dataset),
+        "dataset_revision": config_fingerprints(settings.dataset, files),
+        "dataset_commit": hub_commit(settings.dataset),
         "run": (run or {}).get("run", {}),
         "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile bootstrap, "
                     f"{settings.replicates} replicates paired by instance id across configs (seed {settings.seed})"},

@@ -151,6 +151,11 @@ def _table(documents, names, configs, cell) -> list[str]:
     return lines
 
 
+def _revision(revision) -> str:
+    """The dataset revision for the header: a folder's, or a pointer to the per-config fingerprints."""
+    return revision if isinstance(revision, str) or revision is None else "config fingerprints in results.json"
+
+
 def render_markdown(documents: dict) -> str:
     """``results.md`` for ``{label: document}`` (one label per method or submission)."""
     if not documents:
@@ -160,7 +165,7 @@ def render_markdown(documents: dict) -> str:
     lines = [
         "# Results",
         "",
-        f"Dataset {first.get('dataset')} ({first.get('dataset_revision')}), split `{scoring.get('split')}`, "
+        f"Dataset {first.get('dataset')} ({_revision(first.get('dataset_revision'))}), split `{scoring.get('split')}`, "
         f"instances per config: {scoring.get('max_instances') or 'all'}"
         + (f" (subsample seed {scoring.get('sample_seed')})" if scoring.get("max_instances") else "")
         + f"; dialshift {first.get('dialshift_version')}.",
