@@ -125,6 +125,8 @@ def _families_dataset(path):
 def _submit(folder, dataset, built, names, seed, method):
     import numpy as np
 
+    from dialshift.scoring.gold import config_fingerprints
+
     rng = np.random.default_rng(seed)
     (folder / "predictions").mkdir(parents=True)
     for name in names:
@@ -144,7 +146,7 @@ def _submit(folder, dataset, built, names, seed, method):
         (folder / "predictions" / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     (folder / "submission.json").write_text(json.dumps({
         "model": f"org/{method}", "method": method, "link": "https://example.org", "licence": "mit",
-        "dataset_revision": "sha256:0000", "seeds": [seed], "configs": list(names)}))
+        "dataset_revision": config_fingerprints(dataset, names), "seeds": [seed], "configs": list(names)}))
     return folder
 
 
