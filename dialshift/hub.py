@@ -544,14 +544,28 @@ def read_card(folder):
                              f"{rebuild_all_hint(folder)}") from None
 
 
+#: The last card parsed, by (path, inode, size, mtime): a scoring run reads the same card several times, and parsing
+#: a full build's front matter (pure-Python YAML, ~10,000 lines) costs seconds each time.
+_CARD_CACHE: dict = {}
+
+
 def _load_card(path: Path):
+    import copy
+
     from huggingface_hub import DatasetCard
 
+    stat = path.stat()
+    key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key in _CARD_CACHE:
+        return copy.deepcopy(_CARD_CACHE[key])  # a copy: callers may edit and save theirs
     try:
-        return DatasetCard.load(path)
+        card = DatasetCard.load(path)
     except Exception as error:  # the YAML parser's errors vary by version
         reason = " ".join(str(error).split())[:200]
         raise DialshiftError(f"{path}: unreadable card front matter ({reason})") from None
+    _CARD_CACHE.clear()
+    _CARD_CACHE[key] = card
+    return copy.deepcopy(card)
 
 
 def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:
