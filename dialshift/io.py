@@ -212,3 +212,56 @@ def restore_interrupted_swap(target) -> Path | None:
         return None
     os.rename(olds[0], Path(target))
     return olds[0]
+
+
+# ----------------------------------------------------------------------------------------------- ownership
+
+
+def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), legacy=(), writes=None) -> Path:
+    """Refuse an output folder a writer must not write into; return its absolute path. Nothing is written.
+
+    Fine: a missing or empty folder, or one holding ``marker`` (the writer's own mark, left by
+    :func:`claim_owned_folder`) or one of the ``legacy`` files (what the writer left there before markers
+    existed). With ``writes`` (the names the writer puts in the folder), an unmarked folder holding none of them
+    is fine too: nothing of the user's is replaced. Refused with one line: a file; a folder that is or contains one
+    of ``inputs`` (the command's own input, e.g. the model being fine-tuned); any other non-empty folder, naming
+    what it holds. A folder whose parent cannot be written is refused before any work.
+    """
+    from dialshift.errors import DialshiftError
+
+    path = Path(path).expanduser().absolute()
+    real = path.resolve()
+    for source in inputs:
+        source = Path(source).expanduser().resolve()
+        if real == source or real in source.parents:
+            relation = "is" if real == source else "contains"
+            raise DialshiftError(f"{flag} {path} {relation} the input {source}: writing there would replace it; "
+                                 f"choose a new folder for {flag}")
+    if path.exists() and not path.is_dir():
+        raise DialshiftError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise DialshiftError(f"{flag} {path}: {probe} is a file, so the folder cannot be created")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise DialshiftError(f"{flag} {path}: {probe} is not writable; choose another {flag} or fix its permissions")
+    if not path.is_dir() or any((path / name).exists() for name in (marker, *legacy)):
+        return path
+    entries = sorted(entry.name for entry in os.scandir(path))
+    clashes = entries if writes is None else [name for name in entries if name in set(writes)]
+    if clashes:
+        shown = ", ".join(clashes[:5]) + (f" and {len(clashes) - 5} more" if len(clashes) > 5 else "")
+        raise DialshiftError(f"{flag} {path} holds files dialshift did not write ({shown}; no {marker}); it never "
+                             f"writes over them: choose a new or empty {flag}")
+    return path
+
+
+def claim_owned_folder(path, marker: str, description: str, **checks) -> Path:
+    """:func:`check_owned_folder`, then create the folder and write ``marker`` into it (``description``, one line:
+    which command writes there), so later runs of the writer may replace what it writes. Return the path."""
+    path = check_owned_folder(path, marker, **checks)
+    path.mkdir(parents=True, exist_ok=True)
+    if not (path / marker).is_file():
+        atomic_write(path / marker, description.rstrip("\n") + "\n")
+    return path

@@ -177,3 +177,128 @@ def test_a_hub_repo_id_and_a_config_name_are_not_path_like(tmp_path, monkeypatch
     assert not loading.path_like("dialshift/dialshift")
     assert not loading.path_like("org/name") and not loading.path_like("uw_0.30")
     assert loading.path_like("a/b/c") and loading.path_like("./x") and loading.path_like("~/x")
+
+
+# ----------------------------------------------------------------------------------------------- writers' outputs
+
+
+def toy_predictions(folder, built):
+    """A submission folder for the configs of ``built``: always the first candidate."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in hub.declared_configs(built):
+        ids = [f"toy-{k:03d}" for k in range(40)]
+        lines = [json.dumps({"id": uid, "scores": [1.0, 0.0]}) for uid in ids]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def score(predictions, built, *argv):
+    return main(["score", str(predictions), "--dataset", str(built), "--bootstrap", "20", "--no-plots",
+                 "--no-progress", *argv])
+
+
+def test_score_never_writes_over_the_users_results(built, tmp_path, capsys):
+    predictions = toy_predictions(tmp_path / "submission", built)
+    mine = tmp_path / "mine"
+    (mine / "plots").mkdir(parents=True)
+    (mine / "results.md").write_text("my hand-written results\n")
+    (mine / "results.json").write_text('{"mine": true}\n')
+    (mine / "plots" / "shift_toy_swap.png").write_bytes(b"my figure")
+    before = tree(mine)
+    assert score(predictions, built, "--out", str(mine)) == 2
+    line = one_line_error(capsys, "score")
+    assert "results.json, results.md" in line and "never writes over them" in line
+    assert tree(mine) == before
+    # a new folder, then the same folder again (its marker says dialshift wrote it)
+    assert score(predictions, built, "--out", str(tmp_path / "new")) == 0
+    assert score(predictions, built, "--out", str(tmp_path / "new")) == 0
+    # the default --out (the predictions folder itself) holds only the predictions: fine, then marked
+    assert score(predictions, built) == 0 and score(predictions, built) == 0
+    assert (predictions / "results.json").is_file()
+
+
+def test_evaluate_never_writes_over_the_users_results(built, tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.md").write_text("my notes\n")
+    assert main(["evaluate", "--model-dir", str(tmp_path / "nomodel"), "--dataset", str(built), "--out", str(mine),
+                 "--no-progress"]) == 2
+    assert "never writes over them" in one_line_error(capsys, "evaluate")
+    assert (mine / "results.md").read_text() == "my notes\n"
+
+
+@pytest.fixture(scope="module")
+def ranker_dataset(tmp_path_factory):
+    from test_ranker import make_dataset_folder
+
+    return make_dataset_folder(tmp_path_factory.mktemp("ranker-data") / "dialshift")
+
+
+def train_ranker(dataset, output_dir, *argv):
+    import trainers.ranker as ranker
+
+    return ranker.main(["--dataset", str(dataset), "--output-dir", str(output_dir), "--max-length", "32",
+                        "--batch-size", "4", "--max-steps", "1", "--no-progress", *argv])
+
+
+def test_a_trainer_never_writes_over_its_input_or_a_foreign_model(ranker_dataset, tmp_path, capsys):
+    model = tmp_path / "runs" / "seed0"
+    assert train_ranker(ranker_dataset, model, "--model", "tiny") == 0
+    capsys.readouterr()
+    before = tree(model)
+    for output in (model, model.parent):  # the input itself, or a folder holding it
+        assert train_ranker(ranker_dataset, output, "--model", str(model)) == 2
+        line = one_line_error(capsys)
+        assert "the input" in line and "would replace it" in line
+    assert tree(model) == before
+    foreign = tmp_path / "downloaded"  # someone else's model folder
+    foreign.mkdir()
+    (foreign / "config.json").write_text('{"model_type": "bert"}')
+    (foreign / "model.safetensors").write_bytes(b"weights")
+    assert train_ranker(ranker_dataset, foreign, "--model", "tiny") == 2
+    assert "config.json, model.safetensors" in one_line_error(capsys)
+    assert (foreign / "model.safetensors").read_bytes() == b"weights"
+    assert train_ranker(ranker_dataset, model, "--model", "tiny") == 0  # its own folder again: fine
+
+
+def test_a_truncated_model_is_one_line(ranker_dataset, tmp_path, capsys):
+    model = tmp_path / "seed0"
+    assert train_ranker(ranker_dataset, model, "--model", "tiny") == 0
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    capsys.readouterr()
+    assert main(["evaluate", "--model-dir", str(model), "--dataset", str(ranker_dataset), "--out",
+                 str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "truncated or damaged" in one_line_error(capsys, "evaluate")
+    assert train_ranker(ranker_dataset, tmp_path / "again", "--model", str(model)) == 2
+    assert "truncated or damaged" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("trainer, argv, flag", [
+    ("ranker", ["--seed", "-1"], "--seed"),
+    ("ranker", ["--learning-rate", "-1"], "--learning-rate"),
+    ("ranker", ["--learning-rate", "nan"], "--learning-rate"),
+    ("ranker", ["--max-length", "0"], "--max-length"),
+    ("debias", ["--max-length", "0"], "--max-length"),
+    ("open_world", ["--max-length", "0"], "--max-length"),
+    ("seq2seq", ["--dropout", "2.0"], "--dropout"),
+    ("seq2seq", ["--train-probability", "inf"], "--train-probability"),
+])
+def test_bad_trainer_arguments_are_usage_errors(tmp_path, capsys, trainer, argv, flag):
+    import importlib
+
+    module = importlib.import_module(f"trainers.{trainer}")
+    with pytest.raises(SystemExit) as exit_:
+        module.parse_args(["--dataset", str(tmp_path), "--output-dir", str(tmp_path / "o"), *argv])
+    assert exit_.value.code == 2
+    assert f"argument {flag}" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_a_bogus_device_is_a_usage_error(built, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", "--model-dir", str(tmp_path), "--dataset", str(built), "--out", str(tmp_path / "o"),
+              "--device", "bogus"])
+    assert exit_.value.code == 2
+    assert "argument --device: not a torch device: 'bogus'" in capsys.readouterr().err

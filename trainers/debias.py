@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
 
@@ -42,29 +42,31 @@ def parse_args(argv=None):
     add_training_arguments(p, learning_rate=2.5e-5, num_epochs=3)
     p.add_argument("--debias", action="store_true", help="DRiFt: train on softmax(b + d) with the biased model b")
     p.add_argument("--ums", action="store_true", help="add the UMS auxiliary tasks (insertion, deletion, search)")
-    p.add_argument("--ums-weight", type=float, default=1.0, help="weight of each UMS loss (Whang et al.: 1)")
-    p.add_argument("--bias-learning-rate", type=float, default=5e-4)
-    p.add_argument("--bias-epochs", type=int, default=3,
+    p.add_argument("--ums-weight", type=arguments.non_negative_float, default=1.0,
+                   help="weight of each UMS loss (Whang et al.: 1)")
+    p.add_argument("--bias-learning-rate", type=arguments.positive_float, default=5e-4)
+    p.add_argument("--bias-epochs", type=arguments.positive_int, default=3,
                    help="epochs of the biased model (Appendix B: 3 on 500K pairs, ~11,700 steps); on a smaller "
                         "training set raise it so the biased model converges (e.g. 45 on kor_chitchat's 32,916 "
                         "pairs), otherwise DRiFt has no bias to remove (docs/reproduction_han.md)")
-    p.add_argument("--batch-size", type=int, default=64, help="training rows per step (2 pairs each: 128 pairs)")
-    p.add_argument("--max-length", type=int, default=128, help="tokens per (context, response) input")
+    p.add_argument("--batch-size", type=arguments.positive_int, default=64,
+                   help="training rows per step (2 pairs each: 128 pairs)")
+    p.add_argument("--max-length", type=arguments.positive_int, default=128,
+                   help="tokens per (context, response) input")
     p.add_argument("--freeze-word-embeddings", action="store_true",
                    help="do not train the word-embedding matrix (CPU: e5's 250K x 384 matrix dominates each step)")
-    p.add_argument("--max-train-instances", type=int, default=None, help="seeded subsample of the training rows")
-    p.add_argument("--max-eval-instances", type=int, default=None, help="seeded subsample of validation instances")
-    p.add_argument("--sample-seed", type=int, default=0, help="seed of the subsamples (the same for every --seed)")
-    p.add_argument("--eval-batch-size", type=int, default=64)
+    p.add_argument("--max-train-instances", type=arguments.positive_int, default=None,
+                   help="seeded subsample of the training rows")
+    p.add_argument("--max-eval-instances", type=arguments.positive_int, default=None,
+                   help="seeded subsample of validation instances")
+    p.add_argument("--sample-seed", type=arguments.seed, default=0,
+                   help="seed of the subsamples (the same for every --seed)")
+    p.add_argument("--eval-batch-size", type=arguments.positive_int, default=64)
     p.add_argument("--predictions", default=None, metavar="DIR",
                    help="after training, write and score kor_adv and kor_chitchat test predictions in DIR")
-    p.add_argument("--max-test-instances", type=int, default=None,
+    p.add_argument("--max-test-instances", type=arguments.positive_int, default=None,
                    help="seeded subsample of the kor_chitchat test instances predicted (kor_adv is always whole)")
-    args = p.parse_args(argv)
-    for name in ("batch_size", "eval_batch_size", "bias_epochs"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1")
-    return args
+    return p.parse_args(argv)
 
 
 def variant_name(args) -> str:
@@ -331,6 +333,7 @@ def score_predictions(predictions_dir, dataset) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
         hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
         meta = train(DebiasTask(args), TrainingArguments.from_namespace(args), hyperparameters)
         if meta is not None and args.predictions:

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
 from dialshift.training.runner import CHECKPOINTS
 
 SPLITS = ("test", "cov_test")
@@ -57,7 +57,8 @@ def parse_args(argv=None):
                    help="backbone: 'minilm' (all-MiniLM-L6-v2, offline, default), 'tiny' (random 2-layer BERT, tests), "
                         "or a local folder / Hub id (e.g. bert-base-uncased, the paper's)")
     add_training_arguments(p, learning_rate=2e-5, num_epochs=10)
-    p.add_argument("--num-seeds", type=int, default=10, help="seeds --seed, --seed+1, ... (the paper: 10)")
+    p.add_argument("--num-seeds", type=arguments.positive_int, default=10,
+                   help="seeds --seed, --seed+1, ... (the paper: 10)")
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS,
                    help="methods on the cross-entropy classifier (ignored with --objective dcloos)")
     p.add_argument("--objective", choices=("ce", "dcloos"), default="ce",
@@ -69,35 +70,30 @@ def parse_args(argv=None):
                         "utterance per line, or DailyDialog's '__eou__' lines), or 'none' (convex outliers only)")
     p.add_argument("--data-dir", default=None, help="raw data folder for --dcloos-outliers dailydialog "
                                                     "(default: $DIALSHIFT_DATA_DIR or ../shared/data)")
-    p.add_argument("--dcloos-open", type=float, default=1.0, metavar="R",
+    p.add_argument("--dcloos-open", type=arguments.non_negative_float, default=1.0, metavar="R",
                    help="open-domain outliers per in-scope utterance of a batch (DCLOOS's code: 200 per 200)")
-    p.add_argument("--dcloos-convex", type=float, default=2.0, metavar="R",
+    p.add_argument("--dcloos-convex", type=arguments.non_negative_float, default=2.0, metavar="R",
                    help="convex pseudo outliers per in-scope utterance of a batch (DCLOOS's code: 400 per 200)")
-    p.add_argument("--dcloos-temperature", type=float, default=0.1,
+    p.add_argument("--dcloos-temperature", type=arguments.positive_float, default=0.1,
                    help="the logits are divided by this in the loss (DCLOOS's code: 0.1)")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--eval-batch-size", type=int, default=128)
-    p.add_argument("--max-length", type=int, default=64, help="tokens per utterance")
-    p.add_argument("--knn-neighbors", type=int, default=20, help="KNN-C: neighbours of the local outlier factor")
-    p.add_argument("--adb-epochs", type=int, default=100, help="ADB: most boundary-learning epochs (ADB's default)")
-    p.add_argument("--adb-patience", type=int, default=10,
+    p.add_argument("--batch-size", type=arguments.positive_int, default=64)
+    p.add_argument("--eval-batch-size", type=arguments.positive_int, default=128)
+    p.add_argument("--max-length", type=arguments.positive_int, default=64, help="tokens per utterance")
+    p.add_argument("--knn-neighbors", type=arguments.positive_int, default=20,
+                   help="KNN-C: neighbours of the local outlier factor")
+    p.add_argument("--adb-epochs", type=arguments.positive_int, default=100,
+                   help="ADB: most boundary-learning epochs (ADB's default)")
+    p.add_argument("--adb-patience", type=arguments.positive_int, default=10,
                    help="ADB: stop after this many epochs without a better in-scope validation macro-F1 (ADB's "
                         "wait_patient)")
-    p.add_argument("--adb-dropout-passes", type=int, default=5,
+    p.add_argument("--adb-dropout-passes", type=arguments.non_negative_int, default=5,
                    help="ADB: passes over the training utterances with dropout active; the boundary loss reads one "
                         "per epoch in turn, as ADB's code draws fresh dropout features every epoch (0: eval-mode "
                         "features, boundaries at the median distance)")
-    p.add_argument("--replicates", type=int, default=200, help="bootstrap replicates of each scored file")
+    p.add_argument("--replicates", type=arguments.positive_int, default=200,
+                   help="bootstrap replicates of each scored file")
     p.add_argument("--keep-models", action="store_true", help="keep the fine-tuned weights of every seed")
     args = p.parse_args(argv)
-    for name in ("num_seeds", "batch_size", "eval_batch_size", "max_length", "knn_neighbors", "adb_epochs",
-                 "adb_patience", "replicates"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.adb_dropout_passes < 0:
-        p.error("--adb-dropout-passes must be 0 or more")
-    if args.dcloos_open < 0 or args.dcloos_convex < 0 or args.dcloos_temperature <= 0:
-        p.error("--dcloos-open and --dcloos-convex must be 0 or more, --dcloos-temperature above 0")
     if args.objective == "dcloos":
         args.methods = ["dcloos"]
     if args.resume_from_checkpoint not in (None, "latest") and len(args.config) * args.num_seeds > 1:
@@ -507,6 +503,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     out = Path(args.output_dir)
     try:
+        arguments.claim_output_dir(out, "trainers/open_world.py", inputs=(args.model, args.dataset),
+                                   writes=("summary.json", "summary.md", *args.config), legacy=("summary.json",))
         runs, timing = {}, {}
         for config in args.config:
             loaded = load_config(args.dataset, config)

@@ -33,7 +33,7 @@ import sys
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Selection, Task, TrainingArguments, add_training_arguments, train
+from dialshift.training import Selection, Task, TrainingArguments, add_training_arguments, arguments, train
 
 DEFAULT_CONFIG = "dailydialog"
 
@@ -48,16 +48,18 @@ def parse_args(argv=None):
                    help="backbone: 'minilm' (all-MiniLM-L6-v2, offline, default), 'tiny' (random 2-layer BERT, tests), "
                         "or a local folder / Hub id")
     add_training_arguments(p, learning_rate=2e-5, num_epochs=1)
-    p.add_argument("--batch-size", type=int, default=12, help="training instances (of 10 candidates each) per step")
-    p.add_argument("--num-negatives", type=int, default=9)
-    p.add_argument("--max-length", type=int, default=256, help="tokens per (context, candidate) pair")
-    p.add_argument("--max-train-instances", type=int, default=None,
+    p.add_argument("--batch-size", type=arguments.positive_int, default=12,
+                   help="training instances (of 10 candidates each) per step")
+    p.add_argument("--num-negatives", type=arguments.positive_int, default=9)
+    p.add_argument("--max-length", type=arguments.positive_int, default=256,
+                   help="tokens per (context, candidate) pair")
+    p.add_argument("--max-train-instances", type=arguments.positive_int, default=None,
                    help="subsample of the training instances for CPU runs: the N with the smallest hash of "
                         "(--sample-seed, id), so rankers with different --seed share the same training data")
-    p.add_argument("--sample-seed", type=int, default=0, help="seed of the --max-train-instances subsample")
-    p.add_argument("--max-eval-instances", type=int, default=None,
+    p.add_argument("--sample-seed", type=arguments.seed, default=0, help="seed of the --max-train-instances subsample")
+    p.add_argument("--max-eval-instances", type=arguments.positive_int, default=None,
                    help="seeded subsample of the validation instances used for model selection and temperature")
-    p.add_argument("--train-chunk-size", type=int, default=None,
+    p.add_argument("--train-chunk-size", type=arguments.non_negative_int, default=None,
                    help="pairs per forward inside a training step (length-sorted; the step is still one batch); "
                         "0: the whole step in one forward (default: 0 on CUDA, 40 on CPU)")
     p.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),
@@ -65,14 +67,8 @@ def parse_args(argv=None):
                         "attention")
     p.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
                    help="attention implementation (auto: eager under bf16, else the library default)")
-    p.add_argument("--eval-batch-size", type=int, default=64, help="pairs per validation batch")
-    args = p.parse_args(argv)
-    for name in ("batch_size", "num_negatives", "eval_batch_size"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.train_chunk_size is not None and args.train_chunk_size < 0:
-        p.error("--train-chunk-size must be 0 (one forward per step) or more")
-    return args
+    p.add_argument("--eval-batch-size", type=arguments.positive_int, default=64, help="pairs per validation batch")
+    return p.parse_args(argv)
 
 
 def draw_negatives(gold: np.ndarray, pool_size: int, k: int, rng) -> np.ndarray:
@@ -226,6 +222,7 @@ class RankingTask(Task):
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
         hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
         meta = train(RankingTask(args), TrainingArguments.from_namespace(args), hyperparameters)
     except DialshiftError as error:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, train
+from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
 
 DEFAULT_CONFIG = "ubuntu"
 COLUMNS = ("id", "dialogue_id", "context", "response", "distractor_mask")
@@ -50,41 +50,39 @@ def parse_args(argv=None):
                    help="skip training: write predictions of this trained model folder (needs --predict)")
     if "--predict-only" in (argv if argv is not None else sys.argv):
         p.add_argument("--output-dir", default=None)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=arguments.seed, default=0)
         p.add_argument("--no-progress", action="store_true")
     else:
         add_training_arguments(p, learning_rate=1e-3, num_epochs=3)
     p.add_argument("--structure", choices=STRUCTURES, default="static")
-    p.add_argument("--train-probability", type=float, default=0.0,
+    p.add_argument("--train-probability", type=arguments.probability, default=0.0,
                    help="training inserting probability of each self-contained distraction (0, 0.5, 0.7, 1.0)")
     p.add_argument("--no-attention-loss", action="store_true",
                    help="insert distractions without the attention loss (the Non-atten-loss variant)")
-    p.add_argument("--attention-loss-weight", type=float, default=1.0)
-    p.add_argument("--dim", type=int, default=128, help="embedding and hidden size (the paper: 512)")
-    p.add_argument("--layers", type=int, default=1, help="LSTM layers (the paper: 4)")
-    p.add_argument("--dropout", type=float, default=0.2)
-    p.add_argument("--vocab-size", type=int, default=10000, help="vocabulary size with the specials (paper: 25000)")
-    p.add_argument("--batch-size", type=int, default=64, help="examples per step (the paper: 256)")
+    p.add_argument("--attention-loss-weight", type=arguments.non_negative_float, default=1.0)
+    p.add_argument("--dim", type=arguments.positive_int, default=128, help="embedding and hidden size (the paper: 512)")
+    p.add_argument("--layers", type=arguments.positive_int, default=1, help="LSTM layers (the paper: 4)")
+    p.add_argument("--dropout", type=arguments.probability, default=0.2)
+    p.add_argument("--vocab-size", type=arguments.positive_int, default=10000,
+                   help="vocabulary size with the specials (paper: 25000)")
+    p.add_argument("--batch-size", type=arguments.positive_int, default=64, help="examples per step (the paper: 256)")
     p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
-    p.add_argument("--max-utterance-tokens", type=int, default=30)
-    p.add_argument("--max-response-tokens", type=int, default=30)
-    p.add_argument("--max-train-instances", type=int, default=None, help="seeded subsample of the training rows")
-    p.add_argument("--max-eval-instances", type=int, default=None, help="seeded subsample of validation/test rows")
-    p.add_argument("--eval-batch-size", type=int, default=128)
+    p.add_argument("--max-utterance-tokens", type=arguments.positive_int, default=30)
+    p.add_argument("--max-response-tokens", type=arguments.positive_int, default=30)
+    p.add_argument("--max-train-instances", type=arguments.positive_int, default=None,
+                   help="seeded subsample of the training rows")
+    p.add_argument("--max-eval-instances", type=arguments.positive_int, default=None,
+                   help="seeded subsample of validation/test rows")
+    p.add_argument("--eval-batch-size", type=arguments.positive_int, default=128)
     p.add_argument("--predict", nargs="+", default=None, metavar="PATTERN",
                    help="configs to write predictions for after training (shell patterns, e.g. 'ubuntu*')")
     p.add_argument("--predict-dataset", default=None, help="dataset folder of --predict (default: --dataset)")
     p.add_argument("--predictions-dir", default=None, help="where predictions go (default: OUTPUT/predictions)")
-    p.add_argument("--replicates", type=int, default=1000, help="bootstrap replicates when scoring the predictions")
-    p.add_argument("--torch-threads", type=int, default=None,
+    p.add_argument("--replicates", type=arguments.positive_int, default=1000,
+                   help="bootstrap replicates when scoring the predictions")
+    p.add_argument("--torch-threads", type=arguments.positive_int, default=None,
                    help="torch CPU threads (1 is fastest on a busy shared machine; default: torch's choice)")
     args = p.parse_args(argv)
-    if not 0.0 <= args.train_probability <= 1.0:
-        p.error("--train-probability must be in [0, 1]")
-    for name in ("dim", "layers", "vocab_size", "batch_size", "eval_batch_size", "max_utterance_tokens",
-                 "max_response_tokens"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.predict_only and not args.predict:
         p.error("--predict-only needs --predict PATTERN")
     return args
@@ -297,6 +295,7 @@ def main(argv=None) -> int:
             predict(model, vocab, args, args.predict_dataset or args.dataset, args.predict, out)
             print(f"predictions and scores in {out}")
             return 0
+        arguments.check_output_dir(args.output_dir, inputs=(args.dataset,))
         hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
         task = Seq2SeqTask(args)
         meta = train(task, TrainingArguments.from_namespace(args), hyperparameters)

@@ -31,6 +31,8 @@ example:
 def register(subparsers) -> None:
     import argparse
 
+    from dialshift.training.arguments import device
+
     parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", nargs="+", required=True, metavar="DIR",
@@ -55,7 +57,8 @@ def register(subparsers) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                         help="bootstrap replicates of the 95%% intervals (default: 1000)")
     parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    parser.add_argument("--device", type=device, default=None,
+                        help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),
                         help="scoring precision: auto = bf16 weights on CUDA (measured fastest), fp32 on CPU "
                              "(default: auto; fp32 keeps full precision on a GPU)")

@@ -78,6 +78,7 @@ def run(args) -> int:
 
     from dialshift.errors import DialshiftError
     from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
+    from dialshift.scoring.pipeline import claim_output_dir
 
     predictions = Path(args.predictions)
     out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
@@ -94,6 +95,6 @@ def run(args) -> int:
         settings.options = parse_options(args.option)
         given.add("options")
     document = score_directory(predictions, settings, given)
-    path = write_results(out, document, plots=not args.no_plots)
+    path = write_results(claim_output_dir(out, "dialshift score"), document, plots=not args.no_plots)
     print(f"scored {len(document['results'])} configs: {path} (summary: {out / 'results.md'})")
     return 0

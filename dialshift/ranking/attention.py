@@ -143,9 +143,11 @@ def evaluate_attention(settings) -> dict:
     from dialshift.ranking.evaluation import scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
     from dialshift.scoring.gold import data_files
-    from dialshift.scoring.pipeline import RUN_FILE
+    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
 
-    settings.out_dir = check_output_dir(settings.out_dir)
+    method_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")
+    settings.out_dir = check_output_dir(settings.out_dir, writes=(METHOD,))
+    check_output_dir(settings.out_dir / METHOD, writes=method_writes)
     if len(settings.model_dirs) != 1:
         raise DialshiftError(f"--attention reads the attention of one ranker; got {len(settings.model_dirs)} "
                              "--model-dir (run once per ranker)")
@@ -173,7 +175,8 @@ def evaluate_attention(settings) -> dict:
     scores = utterance_attention(model_dir, [c for c, _ in pairs], [r for _, r in pairs],
                                  batch_size=settings.batch_size, device=device, progress=settings.progress)
 
-    method_dir = settings.out_dir / METHOD
+    claim_output_dir(settings.out_dir, "dialshift evaluate --attention", writes=(METHOD,))
+    method_dir = claim_output_dir(settings.out_dir / METHOD, "dialshift evaluate --attention", writes=method_writes)
     folder = method_dir / "predictions"
     for name, d in data.items():
         lines = [json.dumps({"id": i, "attention_scores": [round(v, 8) for v in scores[p]]}) + "\n"

@@ -204,6 +204,7 @@ def run_config_description(settings, method, metas, data) -> dict:
 def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}`` (``{"attention": ...}`` with ``attention``)."""
     from dialshift.scoring import check_output_dir
+    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
     from dialshift.scoring.report import write_report
 
     if settings.attention:
@@ -211,7 +212,10 @@ def evaluate(settings: EvaluationSettings) -> dict:
 
         return {METHOD: evaluate_attention(settings)}
 
-    settings.out_dir = check_output_dir(settings.out_dir)  # before any work: a bad --out fails at once
+    writes = (*RESULTS_WRITES, *METHODS)
+    settings.out_dir = check_output_dir(settings.out_dir, writes=writes)  # before any work: a bad --out fails at once
+    for method in settings.methods:
+        check_output_dir(settings.out_dir / method, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
     if not settings.model_dirs:
         raise DialshiftError("give at least one --model-dir")
     metas = {str(d): read_ranker_meta(d) for d in settings.model_dirs}
@@ -238,6 +242,9 @@ def evaluate(settings: EvaluationSettings) -> dict:
         score_passes(settings, pairs, passes, logits, encoded)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
         per_config = {name: np.stack([logits[p][rows[name]] for p in passes]) for name in data}
+        claim_output_dir(settings.out_dir, "dialshift evaluate", writes=writes)
+        claim_output_dir(settings.out_dir / method, "dialshift evaluate", writes=(*RESULTS_WRITES, RUN_FILE,
+                                                                                   "predictions"))
         outputs[method] = write_method(settings.out_dir / method, {name: split["id"] for name, split in data.items()},
                                        per_config, temperature, run_config_description(settings, method, metas, data),
                                        scoring)

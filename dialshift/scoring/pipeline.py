@@ -69,21 +69,28 @@ class ScoringSettings:
 SETTING_NAMES = ("split", "replicates", "seed", "confidence", "options", "max_instances", "sample_seed")
 
 
-def check_output_dir(path, flag: str = "--out") -> Path:
-    """Fail early, before any work, when ``path`` cannot become a writable folder."""
-    import os
+#: Marks a folder results were written into (by ``score`` or ``evaluate``): only such a folder, a new or empty one,
+#: or one holding none of :data:`RESULTS_WRITES` is written into.
+RESULTS_MARKER = ".dialshift-results"
+#: What a results writer puts in its folder (``evaluate`` adds one folder per method).
+RESULTS_WRITES = (RESULTS_FILE, "results.md", "plots")
 
-    path = Path(path).expanduser().absolute()
-    if path.exists() and not path.is_dir():
-        raise DialshiftError(f"{flag} {path} is a file, not a folder; choose another {flag}")
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        raise DialshiftError(f"{flag} {path}: {probe} is a file, so the folder cannot be created")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise DialshiftError(f"{flag} {path}: {probe} is not writable; choose another {flag} or fix its permissions")
-    return path
+
+def check_output_dir(path, flag: str = "--out", writes=RESULTS_WRITES) -> Path:
+    """Fail early, before any work, when ``path`` cannot become a results folder: a file, an unwritable place, or a
+    folder holding the user's own ``results.json``/``results.md``/``plots`` (see
+    :func:`dialshift.io.check_owned_folder`; results are only written over results dialshift wrote)."""
+    from dialshift.io import check_owned_folder
+
+    return check_owned_folder(path, RESULTS_MARKER, flag=flag, writes=writes)
+
+
+def claim_output_dir(path, command: str, flag: str = "--out", writes=RESULTS_WRITES) -> Path:
+    """:func:`check_output_dir`, then create the folder and mark it as written by ``command``."""
+    from dialshift.io import claim_owned_folder
+
+    return claim_owned_folder(path, RESULTS_MARKER, f"results written by `{command}`; it may write here again",
+                              flag=flag, writes=writes)
 
 
 # ----------------------------------------------------------------------------------------------- reading

@@ -52,6 +52,7 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.io import write_json_atomic
+from dialshift.training import arguments
 from dialshift.training.metadata import (
     LEGACY_RANKER_FILE,
     MODEL_FILE,
@@ -104,24 +105,23 @@ def add_training_arguments(parser: argparse.ArgumentParser, *, learning_rate: fl
     ``--num-epochs``, ``--max-steps``, ``--eval-steps``, ``--checkpointing-steps``, ``--resume-from-checkpoint``,
     ``--max-grad-norm``, ``--no-progress``) with a trainer's defaults; read them back with
     :meth:`TrainingArguments.from_namespace`."""
-    def positive(text):
-        value = int(text)
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-        return value
-
-    parser.add_argument("--output-dir", required=True, help="where the trained model folder is written")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the initialisation, epoch plans and dropout")
-    parser.add_argument("--learning-rate", type=float, default=learning_rate)
-    parser.add_argument("--weight-decay", type=float, default=weight_decay)
-    parser.add_argument("--num-epochs", type=positive, default=num_epochs)
-    parser.add_argument("--max-steps", type=positive, default=None, help="stop after this many optimiser steps")
-    parser.add_argument("--eval-steps", type=positive, default=None,
+    parser.add_argument("--output-dir", required=True,
+                        help="where the trained model folder is written: a new or empty folder, or one a trainer "
+                             "wrote (never the --model folder)")
+    parser.add_argument("--seed", type=arguments.seed, default=0,
+                        help="seed of the initialisation, epoch plans and dropout")
+    parser.add_argument("--learning-rate", type=arguments.positive_float, default=learning_rate)
+    parser.add_argument("--weight-decay", type=arguments.non_negative_float, default=weight_decay)
+    parser.add_argument("--num-epochs", type=arguments.positive_int, default=num_epochs)
+    parser.add_argument("--max-steps", type=arguments.positive_int, default=None,
+                        help="stop after this many optimiser steps")
+    parser.add_argument("--eval-steps", type=arguments.positive_int, default=None,
                         help="also validate every N steps (default: epoch ends)")
-    parser.add_argument("--checkpointing-steps", type=positive, default=None,
+    parser.add_argument("--checkpointing-steps", type=arguments.positive_int, default=None,
                         help="save a resumable checkpoint every N steps")
     parser.add_argument("--resume-from-checkpoint", default=None, help="a checkpoint folder, or 'latest'")
-    parser.add_argument("--max-grad-norm", type=float, default=None, help="clip the gradient norm (default: no)")
+    parser.add_argument("--max-grad-norm", type=arguments.positive_float, default=None,
+                        help="clip the gradient norm (default: no)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -236,6 +236,8 @@ def train(task: Task, args: TrainingArguments, hyperparameters: dict | None = No
 
     output_dir = args.output_dir
     accelerator = Accelerator()
+    if accelerator.is_main_process:  # before any work: never into a folder a trainer did not write
+        arguments.claim_output_dir(output_dir, f"the {task.name} trainer")
     progress = accelerator.is_local_main_process and args.progress
     set_seed(args.seed)
     model = task.build(accelerator)
