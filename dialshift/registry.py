@@ -50,7 +50,7 @@ def add_option_arguments(parser, options_class) -> None:
         if item.type in (bool, "bool"):
             parser.add_argument(flag, dest=item.name, action="store_true", default=None, help=item.metadata["help"])
             continue
-        value_type = {int: int, "int": int, float: float, "float": float}.get(item.type, str)
+        value_type = extra.pop("type", None) or {int: int, "int": int, float: float, "float": float}.get(item.type, str)
         if "choices" not in extra:
             extra.setdefault("metavar", item.name.split("_")[-1].upper())
         parser.add_argument(flag, dest=item.name, type=value_type, default=None, help=item.metadata["help"], **extra)

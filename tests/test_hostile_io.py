@@ -302,3 +302,64 @@ def test_a_bogus_device_is_a_usage_error(built, tmp_path, capsys):
               "--device", "bogus"])
     assert exit_.value.code == 2
     assert "argument --device: not a torch device: 'bogus'" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- plots
+
+
+def test_plot_refuses_an_unknown_image_format_before_any_work(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["plot", "curves", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x.xyz")])
+    assert exit_.value.code == 2
+    assert "unsupported image format 'xyz'" in capsys.readouterr().err
+    assert not (tmp_path / "x.xyz").exists()
+
+
+def test_math_markup_in_labels_is_drawn_as_text(tmp_path, capsys):
+    from test_plots import ranking_predictions, write_predictions, write_results
+
+    probabilities, labels = ranking_predictions()
+    predictions = tmp_path / "$x$" / "predictions" / "uw_0.30.jsonl"
+    predictions.parent.mkdir(parents=True)
+    write_predictions(predictions, probabilities, labels)
+    out = tmp_path / "r.png"
+    assert main(["plot", "reliability", str(predictions), "--out", str(out), "--titles", r"$\foo{$"]) == 0
+    assert main(["plot", "reliability", str(predictions), "--out", str(out)]) == 0  # the title from the path
+    write_results(tmp_path / "a" / "results.json", "vanilla", {"dailydialog": (0.9, 0.1, 0.03),
+                                                               "uw_0.05": (0.8, 0.2, 0.05)})
+    assert main(["plot", "curves", str(tmp_path / "a" / "results.json"), "--out", str(out), "--names", "$a_{$",
+                 "--title", r"$\frac{$", "--xlabel", "$$$", "--x-labels", "$0$", "a$"]) == 0
+    assert out.stat().st_size > 1000
+
+
+def test_binary_input_to_plot_curves_is_one_line(tmp_path, capsys):
+    binary = tmp_path / "results.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary")
+    assert main(["plot", "curves", str(binary), "--out", str(tmp_path / "c.png")]) == 2
+    assert "not a results.json file" in one_line_error(capsys, "plot")
+    assert main(["plot", "curves", str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2  # a folder
+    assert "cannot read" in one_line_error(capsys, "plot")
+
+
+# ----------------------------------------------------------------------------------------------- silent wrongs
+
+
+def test_a_negative_kw_min_count_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "--config", "kw_0.10", "--kw-min-count", "-5", "--out", str(tmp_path / "hub")])
+    assert exit_.value.code == 2
+    assert "argument --kw-min-count: must be 0 or more, got -5" in capsys.readouterr().err
+    assert not (tmp_path / "hub").exists()
+
+
+def test_one_nan_validation_logit_does_not_change_the_temperature_silently():
+    import numpy as np
+
+    from dialshift.models.uncertainty import fit_temperature
+
+    rng = np.random.default_rng(0)
+    logits, labels = rng.normal(size=(50, 10)) * 3, rng.integers(0, 10, 50)
+    assert 0.01 < fit_temperature(logits, labels) < 100
+    logits[17, 3] = np.nan
+    with pytest.raises(DialshiftError, match=r"1 of 50 validation instances have a non-finite logit \(first: row 17\)"):
+        fit_temperature(logits, labels)

@@ -8,6 +8,7 @@ facts the build records. The fields are described in ``hub_cards/dailydialog.md`
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dialshift.arguments import non_negative_int, positive_int
 from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.errors import DialshiftError
 from dialshift.parallel import fork_map, get_shared, shared
@@ -111,12 +112,12 @@ class DailyDialogOptions:
     importance_model: str | None = option(
         None, "fine-tuned ranker whose attention ranks word importance; builds uw_imp_1..5 (Lee et al. App. A.5); "
               "without it a plain build skips them", metavar="DIR")
-    importance_batch_size: int = option(32, "batch size of the importance model", metavar="N")
+    importance_batch_size: int = option(32, "batch size of the importance model", metavar="N", type=positive_int)
     kw_rule: str = option("random", "how KW picks the known word for a target: seeded uniform choice, or the "
                                     "farthest normalised Levenshtein distance (UW's rule 4 over known words)",
                           choices=KW_RULES)
     kw_min_count: int = option(KW_MIN_COUNT, "a known word occurs more than N times in the training split",
-                               metavar="N")
+                               metavar="N", type=non_negative_int)
     uw_rounding: str = option("floor", "targets per instance = floor or round of ratio x context tokens",
                               choices=sorted(ROUNDING))
     uw_case_sensitive_vocab: bool = option(False, "check rule 3 (not a training word) case-sensitively instead of "

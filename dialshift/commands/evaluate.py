@@ -31,7 +31,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.training.arguments import device
+    from dialshift.arguments import device
 
     parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -96,8 +96,29 @@ def register(subparsers) -> None:
 
 
 def _add_output_arguments(parser) -> None:
-    parser.add_argument("--out", required=True, metavar="FILE.png", help="output image (format from the suffix)")
+    parser.add_argument("--out", required=True, type=image_path, metavar="FILE.png",
+                        help="output image (format from the suffix: png, pdf, svg, ...)")
     parser.add_argument("--pdf", action="store_true", help="also write a PDF next to it")
+
+
+def image_path(text: str) -> str:
+    """An ``--out`` whose suffix names an image format matplotlib writes (checked before any work)."""
+    from pathlib import Path
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    supported = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(text).suffix.lstrip(".").lower()
+    if suffix not in supported:
+        raise argparse.ArgumentTypeError(f"{text!r}: unsupported image format {suffix or '(no suffix)'!r}; use one "
+                                         f"of {', '.join(sorted(supported))}")
+    return text
+
+
+def plain_text(text) -> str:
+    """``text`` drawn as it is written: matplotlib reads ``$...$`` as math markup (and fails on bad markup), so
+    every ``$`` of a user-given or file-given label is escaped."""
+    return str(text).replace("$", r"\$")
 
 
 # ------------------------------------------------------------------ reliability
@@ -176,7 +197,7 @@ def run_reliability(args) -> int:
     )
     for column, path in enumerate(args.predictions):
         probabilities, labels = load_reliability_inputs(path, args.dataset, args.config, args.split, args.label_column)
-        title = args.titles[column] if args.titles else _default_title(path)
+        title = plain_text(args.titles[column] if args.titles else _default_title(path))
         try:
             reliability_diagram(
                 probabilities,
@@ -207,6 +228,10 @@ def read_results(path):
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DialshiftError(f"{path}: no such results file") from None
+    except UnicodeDecodeError as error:
+        raise DialshiftError(f"{path}: not a results.json file (byte {error.start} is not UTF-8 text)") from None
+    except OSError as error:
+        raise DialshiftError(f"{path}: cannot read the results file ({error.strerror})") from None
     except json.JSONDecodeError as error:
         raise DialshiftError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
     except RecursionError:
@@ -232,6 +257,7 @@ def run_curves(args) -> int:
         if len(args.names) != len(methods):
             raise DialshiftError(f"--names has {len(args.names)} names for {len(methods)} results files")
         methods = [(name, document) for name, (_, document) in zip(args.names, methods, strict=True)]
+    methods = [(plain_text(name), document) for name, document in methods]
     names = [name for name, _ in methods]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:
@@ -257,12 +283,13 @@ def run_curves(args) -> int:
         if len(args.x_labels) != len(labels):
             raise DialshiftError(f"--x-labels has {len(args.x_labels)} labels for {len(labels)} points")
         labels = args.x_labels
+    labels = [plain_text(label) for label in labels]
     groups = {configs[name].group for name in shifted}
     axis = {group.axis_label for group in groups}
     titles = {group.title for group in groups}
-    figure = shift_curves(lines, labels, metrics=tuple(metrics), title=args.title or (titles.pop() if len(titles) == 1
-                                                                                       else None),
-                          xlabel=args.xlabel or (axis.pop() if len(axis) == 1 else "shift intensity"),
+    title = args.title or (titles.pop() if len(titles) == 1 else None)
+    figure = shift_curves(lines, labels, metrics=tuple(metrics), title=plain_text(title) if title else None,
+                          xlabel=plain_text(args.xlabel or (axis.pop() if len(axis) == 1 else "shift intensity")),
                           intervals=bands, metric_labels=columns)
     _save(figure, args)
     return 0

@@ -10,6 +10,8 @@ uncertainty of each candidate is the (population) variance of its ``P`` probabil
 
 import numpy as np
 
+from dialshift.errors import DialshiftError
+
 METHODS = ("vanilla", "dropout", "ensemble", "temperature")
 
 
@@ -28,13 +30,19 @@ def negative_log_likelihood(logits: np.ndarray, labels: np.ndarray, temperature:
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray, bounds=(1e-2, 1e2)) -> float:
-    """The temperature ``T > 0`` minimising the mean NLL of ``softmax(logits / T)`` (bounded search over log T)."""
+    """The temperature ``T > 0`` minimising the mean NLL of ``softmax(logits / T)`` (bounded search over log T).
+    A non-finite logit is refused (:class:`DialshiftError`): it would change T silently."""
     from scipy.optimize import minimize_scalar
 
     logits = np.asarray(logits, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
     if logits.ndim != 2 or len(logits) != len(labels) or len(labels) == 0:
         raise ValueError(f"need N x K logits and N labels, got {logits.shape} and {labels.shape}")
+    bad = np.flatnonzero(~np.isfinite(logits).all(axis=1))
+    if len(bad):  # the NLL would be NaN for every T and the search would return an arbitrary T
+        raise DialshiftError(f"{len(bad)} of {len(logits)} validation instances have a non-finite logit (first: row "
+                             f"{bad[0]}), so no temperature can be fitted; the model diverged: retrain it, e.g. "
+                             f"with a lower --learning-rate")
     result = minimize_scalar(
         lambda log_t: negative_log_likelihood(logits, labels, float(np.exp(log_t))),
         bounds=(np.log(bounds[0]), np.log(bounds[1])),
