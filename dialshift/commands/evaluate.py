@@ -31,7 +31,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import device
+    from dialshift.arguments import device, seed
 
     parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -48,15 +48,15 @@ def register(subparsers) -> None:
     parser.add_argument("--max-instances", type=int, default=None, metavar="N",
                         help="evaluate at most N instances per config: those with the smallest hash of (sample seed, "
                              "id), so the same ids are kept in every config (default: all)")
-    parser.add_argument("--sample-seed", type=int, default=0, help="seed of the --max-instances subsample")
+    parser.add_argument("--sample-seed", type=seed, default=0, help="seed of the --max-instances subsample")
     parser.add_argument("--batch-size", type=int, default=64, help="pairs per forward pass (default: 64)")
     parser.add_argument("--dropout-passes", type=int, default=5, help="MC-dropout passes N (default: 5)")
-    parser.add_argument("--dropout-seed", type=int, default=0, help="torch seed of the first MC-dropout pass")
+    parser.add_argument("--dropout-seed", type=seed, default=0, help="torch seed of the first MC-dropout pass")
     parser.add_argument("--ece-bins", type=int, default=None,
                         help="equal-width ECE bins (default: the task's, 15 = uncertainty-calibration's get_ece)")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                         help="bootstrap replicates of the 95%% intervals (default: 1000)")
-    parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+    parser.add_argument("--bootstrap-seed", type=seed, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--device", type=device, default=None,
                         help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),

@@ -36,6 +36,8 @@ def task_table() -> str:
 def register(subparsers) -> None:
     import argparse
 
+    from dialshift.arguments import seed
+
     parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
                                    description=DESCRIPTION.format(tasks=task_table()),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -47,7 +49,8 @@ def register(subparsers) -> None:
     parser.add_argument("--split", default=None, help="gold split (default: run.json's, else test)")
     parser.add_argument("--bootstrap", type=int, default=None, metavar="B",
                         help="bootstrap replicates (default: run.json's, else 1000)")
-    parser.add_argument("--bootstrap-seed", type=int, default=None, help="bootstrap seed (default: run.json's, else 0)")
+    parser.add_argument("--bootstrap-seed", type=seed, default=None,
+                        help="bootstrap seed (default: run.json's, else 0)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a metric option of the task, e.g. ece_bins=15 or oos_label=150 (repeatable)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
