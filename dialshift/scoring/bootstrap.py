@@ -5,8 +5,8 @@ number), with ``numpy.random.default_rng(seed)``; a config's replicate statistic
 often each of its ids was drawn. So every config sees the *same* resampled ids (those it contains), and the
 difference of two configs' statistics within a replicate is a paired bootstrap draw of their difference: its
 interval says whether a drop under shift is larger than resampling noise. Two configs are compared on the ids they
-share (:func:`restricted` views, scored with the same draws). The union is ordered by id key, so the intervals do not
-depend on file order. Cost: ``O(replicates x (U + total instances))``.
+share (each restricted to those ids, scored with the same draws: a draw counts an id the same in both). The union
+is ordered by id key, so the intervals do not depend on file order. Cost: ``O(replicates x (U + total instances))``.
 """
 
 import warnings
@@ -26,12 +26,6 @@ class Sample:
     keys: np.ndarray
     statistic: object
     batched: bool = False
-
-
-def restricted(sample: Sample, mask: np.ndarray) -> Sample:
-    """``sample`` scored on the instances where ``mask`` is true only: every other instance gets weight 0, so in a
-    paired replicate the view sees the same draws of the shared ids as the configs it is compared with."""
-    return Sample(sample.keys, lambda weights: sample.statistic(weights * mask), sample.batched)
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95):
@@ -77,7 +71,7 @@ def intervals(draws: dict, confidence: float = 0.95) -> dict:
 
 def paired_differences(points: dict, draws: dict, pairs: dict, confidence: float = 0.95) -> dict:
     """``{metric: {"value", "interval"}}`` per pair: ``pairs = {key: (config, base)}`` names two entries of ``points``
-    / ``draws`` (configs, or :func:`restricted` views on the ids two configs share); the point difference
+    / ``draws`` (configs, or configs restricted to the ids two configs share); the point difference
     ``config - base`` and the percentile interval of the replicate differences, for the metrics both have."""
     result = {}
     for key, (name, base) in pairs.items():

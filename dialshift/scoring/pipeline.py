@@ -212,6 +212,10 @@ def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dic
     return differences, views, pairs
 
 
+def _sample(keys, task, stats, options) -> bootstrap.Sample:
+    return bootstrap.Sample(keys, lambda weights: task.metrics(stats, options, weights), batched=task.batched)
+
+
 def score_files(files: dict, settings: ScoringSettings, run: dict | None = None) -> dict:
     """Score ``{config: predictions path}`` against ``settings.dataset``; return the ``results.json`` document."""
     from tqdm.auto import tqdm
@@ -225,7 +229,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
     if unknown:
         raise DialshiftError(f"{files[unknown[0]]}: the dataset {settings.dataset} has no config {unknown[0]!r} "
                              f"(it has: {', '.join(sorted(configs))})")
-    points, samples, options_by_config, reliability, sizes = {}, {}, {}, {}, {}
+    points, samples, options_by_config, reliability, sizes, scored = {}, {}, {}, {}, {}, {}
     for name in tqdm(list(files), desc="scoring", unit="config", disable=not settings.progress):
         config = configs[name]
         task = get_task(config.task)
@@ -238,16 +242,18 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         diagram = task.reliability(stats, options)
         if diagram is not None:
             reliability[name] = diagram
-        samples[name] = bootstrap.Sample(gold.keys, lambda weights, t=task, s=stats, o=options: t.metrics(s, o,
-                                                                                                          weights),
-                                         batched=task.batched)
+        samples[name] = _sample(gold.keys, task, stats, options)
+        scored[name] = (task, stats, options)
         options_by_config[name] = options
     differences, views, pairs = declared_comparisons(files, configs, samples)
-    for key, (side, mask) in views.items():
-        points[key] = samples[side].statistic(mask.astype(np.int64))
-    draws = bootstrap.paired_replicates({**samples, **{key: bootstrap.restricted(samples[side], mask)
-                                                       for key, (side, mask) in views.items()}},
-                                        settings.replicates, settings.seed)
+    restricted = {}
+    for key, (side, mask) in views.items():  # a config on the ids it shares with another: its instances' rows
+        task, stats, options = scored[side]
+        rows = {field: values[mask] for field, values in stats.items()
+                if isinstance(field, str) and isinstance(values, np.ndarray) and len(values) == len(mask)}
+        points[key] = task.metrics(rows, options)
+        restricted[key] = _sample(samples[side].keys[mask], task, rows, options)
+    draws = bootstrap.paired_replicates({**samples, **restricted}, settings.replicates, settings.seed)
     for (name, base), metrics in bootstrap.paired_differences(points, draws, pairs, settings.confidence).items():
         differences[name][base]["metrics"] = metrics
     return {
