@@ -41,8 +41,8 @@ def test_the_cli_and_the_library_write_the_same_bytes(data, tmp_path, capsys):
     build(None, data, tmp_path / "lib", families="toyfam", seed=3, progress=False)
     assert main(["build", "--family", "toyfam", "--data-dir", str(data), "--out", str(tmp_path / "cli"), "--seed", "3",
                  "--no-progress"]) == 0
-    assert "3 config(s) built" in capsys.readouterr().out
-    assert digests(tmp_path / "lib") == digests(tmp_path / "cli") and len(digests(tmp_path / "lib")) == 3
+    assert "4 config(s) built" in capsys.readouterr().out
+    assert digests(tmp_path / "lib") == digests(tmp_path / "cli") and len(digests(tmp_path / "lib")) == 4
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
