@@ -91,7 +91,7 @@ def response_scores(model, encoder, pairs, batch_size: int, device) -> np.ndarra
     """``logit 1 - logit 0`` (the log-odds that a response fits) of each (context, response) pair, length-sorted."""
     import torch
 
-    from dialshift.training.batching import sorted_batches
+    from dialshift.models.batching import sorted_batches
 
     encoded = [encoder.encode(context, response) for context, response in pairs]
     scores = np.empty(len(encoded), dtype=np.float64)

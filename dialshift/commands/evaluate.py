@@ -104,7 +104,12 @@ def run(args) -> int:
         plots=not args.no_plots,
         attention=args.attention,
     )
-    outputs = evaluate(settings)
+    if settings.attention:
+        from dialshift.ranking.attention import METHOD, evaluate_attention
+
+        outputs = {METHOD: evaluate_attention(settings)}
+    else:
+        outputs = evaluate(settings)
     summary = settings.out_dir / ("attention" if args.attention else "") / "results.md"
     print(f"wrote {', '.join(outputs)} results for {len(next(iter(outputs.values()))['results'])} configs to "
           f"{settings.out_dir} (summary: {summary})")

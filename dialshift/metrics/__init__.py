@@ -16,7 +16,7 @@ from dialshift.metrics.calibration import brier, ece
 from dialshift.metrics.open_world import ood_detection, open_world_f1
 from dialshift.metrics.ranking import recall_at_k
 
-#: The evaluate modules shipped with dialshift (folders of ``metrics/``, installed as the ``dialshift_metrics`` package).
+#: The evaluate modules shipped with dialshift (the folders of ``metrics/``, installed as ``dialshift_metrics``).
 MODULES = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
 
 __all__ = [

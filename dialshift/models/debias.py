@@ -168,7 +168,7 @@ class TurnEncoder:
         return first + response_ids + [self.eou_id, self.sep_id], len(first)
 
     def collate(self, encoded):
-        from dialshift.training.batching import pad_batch
+        from dialshift.models.batching import pad_batch
 
         return pad_batch([ids for ids, _ in encoded], self.pad_id, [first for _, first in encoded])
 

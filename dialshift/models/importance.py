@@ -15,7 +15,7 @@ Rule (the paper says only "sorted in order of each attention weight"; this is th
 attention of the ranker on (context, response) pairs (:mod:`dialshift.ranking.attention`) reads it too.
 """
 
-from dialshift.training.batching import pad_batch, sorted_batches
+from dialshift.models.batching import pad_batch, sorted_batches
 
 
 def word_importance(model_dir, contexts, batch_size: int = 32, max_length: int = 256, progress: bool = True,

@@ -5,7 +5,7 @@ tokenizer's separator token, then the candidate response as the second segment (
 than ``max_length`` the candidate keeps at most ``max_length // 2`` tokens (its beginning) and the context keeps its
 most recent tokens: it is truncated from the oldest turn.
 
-A ranker folder is a model folder of task ``ranking`` (:mod:`dialshift.training.metadata`): ``save_pretrained``
+A ranker folder is a model folder of task ``ranking`` (:mod:`dialshift.models.metadata`): ``save_pretrained``
 output of the model and tokenizer plus ``dialshift_model.json`` (task, model class, backbone, separator, max length,
 training arguments, seed, validation metrics, fitted temperature), written last, so a folder without it is not (yet)
 a ranker. Folders of the first trainer, with ``dialshift_ranker.json`` instead, still load.
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training.batching import pad_batch, sorted_batches
-from dialshift.training.metadata import MODEL_FILE, import_class, read_model_meta, write_model_meta
+from dialshift.models.batching import pad_batch, sorted_batches
+from dialshift.models.metadata import MODEL_FILE, import_class, read_model_meta, write_model_meta
 
 TASK = "ranking"
 RANKER_FILE = MODEL_FILE
@@ -187,7 +187,7 @@ class EncodedPairs:
 
     def collate(self, rows: np.ndarray, pin: bool = False) -> dict:
         """The padded ``input_ids``/``attention_mask``/``token_type_ids`` tensors of ``rows`` (as
-        :func:`dialshift.training.batching.pad_batch` makes them)."""
+        :func:`dialshift.models.batching.pad_batch` makes them)."""
         import torch
 
         lengths, first = self.lengths[rows], self.first[rows]

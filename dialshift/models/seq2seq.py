@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.distraction import tokenize
+from dialshift.text import tokenize
 
 STRUCTURES = ("non_hier", "static", "static_ui", "dynamic", "dynamic_ui")
 PAD, UNK, BOS, EOS, EOU = "<pad>", "<unk>", "<s>", "</s>", "__eou__"
@@ -292,7 +292,7 @@ def load_seq2seq(folder) -> tuple[Seq2Seq, Vocabulary, dict]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from dialshift.training.metadata import read_model_meta
+    from dialshift.models.metadata import read_model_meta
 
     meta = read_model_meta(folder, task="seq2seq", kind="seq2seq model", trainer="trainers/seq2seq.py")
     vocab = Vocabulary.load(folder)

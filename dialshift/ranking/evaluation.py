@@ -202,15 +202,14 @@ def run_config_description(settings, method, metas, data) -> dict:
 
 
 def evaluate(settings: EvaluationSettings) -> dict:
-    """Run the evaluation; return ``{method: results.json content}`` (``{"attention": ...}`` with ``attention``)."""
+    """Run the evaluation; return ``{method: results.json content}``. Settings with ``attention`` set are run by
+    :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there)."""
     from dialshift.scoring import check_output_dir
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
     from dialshift.scoring.report import write_report
 
     if settings.attention:
-        from dialshift.ranking.attention import METHOD, evaluate_attention
-
-        return {METHOD: evaluate_attention(settings)}
+        raise DialshiftError("attention settings are evaluated by dialshift.ranking.attention.evaluate_attention")
 
     writes = (*RESULTS_WRITES, *METHODS)
     settings.out_dir = check_output_dir(settings.out_dir, writes=writes)  # before any work: a bad --out fails at once

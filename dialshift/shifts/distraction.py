@@ -19,7 +19,6 @@ History (slots 0..h before, between and after the h History turns, all before th
 same result whatever else is drawn.
 """
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,9 +27,9 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
+from dialshift.text import tokenize
 
 POSITIONS = ("random", "begin", "middle", "end")
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]")
 
 #: Candidate frequent-word sentence pairs, in order of preference (the paper's pair first, §4.4).
 FREQUENT_PAIRS = (
@@ -46,11 +45,6 @@ RARE_NOUNS = (
     "pineapple", "lemonade", "spaghetti", "omelette", "croissant", "tortilla", "kangaroo", "penguin", "trombone",
     "saxophone", "harmonica", "cathedral", "lighthouse", "volcano", "meadow", "orchard", "zebra", "walrus",
 )
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word and punctuation tokens (``"Can't stop!"`` -> ``["can't", "stop", "!"]``)."""
-    return _TOKEN.findall(text.lower().replace("\u2019", "'"))
 
 
 def normalise(text: str) -> str:

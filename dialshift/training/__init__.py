@@ -3,12 +3,12 @@
 A trainer subclasses :class:`Task` (model, per-epoch batch plan, batch loss, validation score, optional
 post-selection hook) and calls :func:`train`; the runner owns Accelerate, seeding, the epoch plan, checkpoints and
 deterministic resume, selection on validation, the progress bar and the self-describing model folder
-(:mod:`dialshift.training.metadata`). Length-sorted batching and padding: :mod:`dialshift.training.batching`.
+(:mod:`dialshift.models.metadata`). Length-sorted batching and padding: :mod:`dialshift.models.batching`.
 Importing this package does not import torch.
 """
 
-from dialshift.training.batching import pad_batch, sorted_batches
-from dialshift.training.metadata import (
+from dialshift.models.batching import pad_batch, sorted_batches
+from dialshift.models.metadata import (
     MODEL_FILE,
     MODEL_FORMAT,
     class_path,

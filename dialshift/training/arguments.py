@@ -20,7 +20,7 @@ OUTPUT_MARKER = ".dialshift-output"
 
 
 def _ownership(inputs, writes, legacy) -> dict:
-    from dialshift.training.metadata import LEGACY_RANKER_FILE, MODEL_FILE
+    from dialshift.models.metadata import LEGACY_RANKER_FILE, MODEL_FILE
     from dialshift.training.runner import CHECKPOINTS
 
     return {"flag": "--output-dir", "writes": writes,

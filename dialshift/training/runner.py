@@ -15,7 +15,7 @@ A trainer describes *what* to learn as a :class:`Task`; :func:`train` does the r
   validation score are kept in ``OUTPUT`` (ties keep the earlier step);
 * a progress bar (loss, epoch) on the local main process;
 * the self-describing model folder: after :meth:`Task.finalize` (e.g. temperature fitting on the selected model's
-  validation outputs) ``dialshift_model.json`` is written last (see :mod:`dialshift.training.metadata`).
+  validation outputs) ``dialshift_model.json`` is written last (see :mod:`dialshift.models.metadata`).
 
 A minimal task::
 
@@ -52,14 +52,14 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.io import write_json_atomic
-from dialshift.training import arguments
-from dialshift.training.metadata import (
+from dialshift.models.metadata import (
     LEGACY_RANKER_FILE,
     MODEL_FILE,
     class_path,
     library_versions,
     write_model_meta,
 )
+from dialshift.training import arguments
 
 TRAINER_STATE = "trainer_state.json"
 #: The progress bar shows the loss every this many steps (``loss.item()`` waits for the GPU).
