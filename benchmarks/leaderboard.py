@@ -25,8 +25,8 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
     number of prediction lines."""
     import pyarrow.parquet as pq
 
-    from dialshift.hub import folder_configs
-    from dialshift.scoring.gold import config_fingerprints, data_files
+    from dialshift.hub import data_files, folder_configs
+    from dialshift.scoring.gold import config_fingerprints
 
     files = data_files(dataset)
     configs = folder_configs(dataset)

@@ -611,25 +611,35 @@ def _check_inside(folder, name: str, split: str, pattern) -> None:
                              f"(write it relative, e.g. {name}/{split}-*)")
 
 
-def resolve_data_files(folder, config: str) -> dict[str, list[Path]]:
-    """``{split: [parquet paths]}`` of ``config``: its card's ``data_files`` patterns matched inside ``folder``.
+def data_files(folder, configs=None) -> dict[str, dict[str, list[str]]]:
+    """``{config: {split: [parquet paths]}}``: the card's ``data_files`` patterns matched inside ``folder``, for every
+    config it declares or only ``configs``.
 
-    The one place that turns a card's patterns into files: patterns leaving the folder, an unknown config and a
-    split whose pattern matches no file are each refused with one line naming the fix.
+    The one place that turns a card's patterns into files: a missing folder, a card declaring nothing, patterns
+    leaving the folder, an unknown config and a split whose pattern matches no file are each refused with one line
+    naming the fix.
     """
     folder = Path(folder)
+    if not folder.is_dir():
+        raise DialshiftError(f"{folder}: dataset folder does not exist (build one with `dialshift build`)")
     declared = declared_configs(folder)
-    if config not in declared:
-        have = ", ".join(sorted(declared)) or "none"
-        raise DialshiftError(f"{folder / README}: no config {config!r} (it declares: {have})")
+    if not declared:
+        raise DialshiftError(f"{folder / README}: declares no configs (an empty dataset folder?)")
+    names = list(declared) if configs is None else list(configs)
+    for name in names:
+        if name not in declared:
+            raise DialshiftError(f"{folder / README}: no config {name!r} (it declares: {', '.join(sorted(declared))})")
+    root = folder.resolve()
     result = {}
-    for split, patterns in sorted(declared[config].items()):
-        paths = sorted({path for pattern in _as_list(patterns) for path in folder.glob(str(pattern))
-                        if path.is_file()})
-        if not paths:
-            raise DialshiftError(f"{folder}: config {config!r} split {split!r}: no file matches {patterns!r}; "
-                                 f"{rebuild_hint(folder, config)}")
-        result[split] = paths
+    for name in names:
+        result[name] = {}
+        for split, patterns in declared[name].items():
+            paths = [str(path) for pattern in _as_list(patterns) for path in sorted(folder.glob(str(pattern)))
+                     if path.is_file() and path.resolve().is_relative_to(root)]
+            if not paths:
+                raise DialshiftError(f"{folder}: config {name!r} split {split!r}: no file matches {patterns!r}; "
+                                     f"{rebuild_hint(folder, name)}")
+            result[name][split] = paths
     return result
 
 

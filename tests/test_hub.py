@@ -227,20 +227,23 @@ def test_a_changed_file_fails_validation_and_cannot_be_kept(folder):
 def test_data_files_outside_the_folder_are_refused(folder, bad):
     card = folder / "README.md"
     card.write_text(card.read_text().replace("path: toy_source/test-*", f"path: '{bad}'", 1))
-    for call in (hub.declared_configs, hub.validate_hub_folder, lambda f: hub.resolve_data_files(f, "toy_source")):
+    for call in (hub.declared_configs, hub.validate_hub_folder, lambda f: hub.data_files(f, ["toy_source"])):
         with pytest.raises(DialshiftError, match="points outside the dataset folder; a dataset folder only reads"):
             call(folder)
 
 
-def test_resolve_data_files_matches_inside_the_folder(folder):
-    assert hub.resolve_data_files(folder, "toy_source") == {
-        "test": [folder / "toy_source" / "test-00000-of-00001.parquet"],
-        "train": [folder / "toy_source" / "train-00000-of-00001.parquet"]}
+def test_data_files_match_inside_the_folder(folder):
+    assert hub.data_files(folder, ["toy_source"]) == {"toy_source": {
+        "test": [str(folder / "toy_source" / "test-00000-of-00001.parquet")],
+        "train": [str(folder / "toy_source" / "train-00000-of-00001.parquet")]}}
+    assert set(hub.data_files(folder)) == set(hub.declared_configs(folder))
     shutil.rmtree(folder / "toy_shift_0.5")
     with pytest.raises(DialshiftError, match="no file matches .*rebuild that config"):
-        hub.resolve_data_files(folder, "toy_shift_0.5")
+        hub.data_files(folder, ["toy_shift_0.5"])
     with pytest.raises(DialshiftError, match="no config 'nope'"):
-        hub.resolve_data_files(folder, "nope")
+        hub.data_files(folder, ["nope"])
+    with pytest.raises(DialshiftError, match="dataset folder does not exist"):
+        hub.data_files(folder / "absent")
 
 
 def test_a_second_writer_waits_then_fails_with_one_line(folder, monkeypatch):

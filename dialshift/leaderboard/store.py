@@ -55,8 +55,7 @@ def same_submission(record: dict, family: str, model: str, method: str) -> bool:
 def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, list[str]]:
     """``(family, configs)`` the submission must cover: every config of its family in the dataset folder that has
     ``split``, or the subset ``submission.json`` declares; one-line errors for unknown, mixed or missing configs."""
-    from dialshift.hub import folder_configs
-    from dialshift.scoring.gold import data_files
+    from dialshift.hub import data_files, folder_configs
 
     where = submission.root / "submission.json"
     configs = folder_configs(dataset)

@@ -138,11 +138,11 @@ def evaluate_attention(settings) -> dict:
     content. ``settings``: a :class:`dialshift.ranking.evaluation.EvaluationSettings` (its first model dir)."""
     import torch
 
+    from dialshift.hub import data_files
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
     from dialshift.ranking.evaluation import scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
-    from dialshift.scoring.gold import data_files
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
 
     method_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")

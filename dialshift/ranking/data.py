@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.scoring.gold import data_files, dataset_revision, subsample  # noqa: F401  (re-exported)
+from dialshift.hub import data_files  # noqa: F401  (re-exported)
+from dialshift.scoring.gold import dataset_revision, subsample  # noqa: F401  (re-exported)
 
 COLUMNS = ("id", "context", "candidates", "label")
 SLIM_FILE = "dialshift_slim.json"

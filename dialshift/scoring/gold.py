@@ -1,10 +1,10 @@
 """Gold answers of a built dataset folder, indexed for joining predictions by id.
 
 A folder's ``README.md`` declares each config's data files per split (``configs: [{config_name, data_files}]``);
-:func:`data_files` resolves them inside the folder and :func:`load_gold` reads the ``id`` column and the task's gold
-columns straight from the parquet files (the bytes ``load_dataset`` reads, no cache). Ids are joined through 64-bit
-keys (``pandas.util.hash_array``: SipHash with a fixed key, the same on every platform), kept sorted, so a join is a
-``searchsorted`` and memory is 8 bytes per gold id plus the gold columns.
+:func:`~dialshift.hub.data_files` resolves them inside the folder and :func:`load_gold` reads the ``id`` column and
+the task's gold columns straight from the parquet files (the bytes ``load_dataset`` reads, no cache). Ids are joined
+through 64-bit keys (``pandas.util.hash_array``: SipHash with a fixed key, the same on every platform), kept sorted,
+so a join is a ``searchsorted`` and memory is 8 bytes per gold id plus the gold columns.
 """
 
 import re
@@ -14,38 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.hub import data_files
 from dialshift.scoring.jsonl import clip
 
 #: Ids hashed per slice (bounds the Python strings alive at once).
 HASH_SLICE = 1 << 20
-
-
-def data_files(folder) -> dict[str, dict[str, list[str]]]:
-    """``{config: {split: [parquet paths]}}`` from the folder's README YAML (paths inside the folder only)."""
-    from dialshift.hub import declared_configs
-
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise DialshiftError(f"{folder}: dataset folder does not exist (build one with `dialshift build`)")
-    declared = declared_configs(folder)
-    if not declared:
-        raise DialshiftError(f"{folder / 'README.md'}: declares no configs (an empty dataset folder?)")
-    root = folder.resolve()
-    result = {}
-    for name, splits in declared.items():
-        result[name] = {}
-        for split, pattern in splits.items():
-            patterns = pattern if isinstance(pattern, list) else [pattern]
-            for item in patterns:
-                if Path(item).is_absolute() or ".." in Path(item).parts:
-                    raise DialshiftError(f"{folder / 'README.md'}: config {name!r} split {split!r} names {item!r}, "
-                                         "outside the folder; a dataset folder only reads inside itself")
-            paths = [str(p) for pat in patterns for p in sorted(folder.glob(pat)) if p.resolve().is_relative_to(root)]
-            if not paths:
-                raise DialshiftError(f"{folder}: config {name!r} split {split!r}: no file matches {pattern} "
-                                     f"(rebuild that config with `dialshift build --config {name}`)")
-            result[name][split] = paths
-    return result
 
 
 def dataset_revision(folder) -> str:
@@ -73,12 +46,12 @@ def config_fingerprint(folder, config: str, recorded: dict | None = None) -> str
     a one-config folder and in the full build, and a rebuild of another config leaves it unchanged."""
     import hashlib
 
-    from dialshift.hub import file_fingerprint, resolve_data_files
+    from dialshift.hub import file_fingerprint
 
     folder = Path(folder)
     files = (recorded if recorded is not None else recorded_files(folder)).get(config)
     if not files:
-        paths = [path for paths in resolve_data_files(folder, config).values() for path in paths]
+        paths = [Path(path) for paths in data_files(folder, [config])[config].values() for path in paths]
         files = {path.relative_to(folder).as_posix(): file_fingerprint(path) for path in paths}
     digest = hashlib.sha256()
     for name in sorted(files):
@@ -106,14 +79,14 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
     card recorded at build time (changed, truncated, or swapped with another config's file). ``splits`` limits the
     check to those splits (default: every split); ``paths`` gives the files already resolved. A folder whose card
     recorded no fingerprints (built before they existed) is not checked."""
-    from dialshift.hub import file_fingerprint, rebuild_hint, resolve_data_files
+    from dialshift.hub import file_fingerprint, rebuild_hint
 
     folder = Path(folder)
     files = (recorded if recorded is not None else recorded_files(folder)).get(config)
     if not files:
         return
     if paths is None:
-        resolved = resolve_data_files(folder, config)
+        resolved = data_files(folder, [config])[config]
         paths = [path for split, found in resolved.items() if splits is None or split in splits for path in found]
     for path in map(Path, paths):
         relative = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
