@@ -153,7 +153,7 @@ def build_wheels(out: Path, packages=WHEEL_PACKAGES, python_versions=PYTHON_VERS
     installed versions, for each of ``python_versions`` (pure-Python wheels are shared). ``cache``: a folder of
     wheels already downloaded, used before the network."""
     out.mkdir(parents=True, exist_ok=True)
-    if not (ROOT / "setup.cfg").is_file():
+    if not (ROOT / "pyproject.toml").is_file():
         raise DialshiftError(f"{ROOT}: not a dialshift source checkout; `dialshift bundle create` builds the "
                              "dialshift wheel from the repository")
     pip = [sys.executable, "-m", "pip"]

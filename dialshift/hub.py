@@ -903,12 +903,15 @@ class SpacePlan:
 
 
 def _requirements(path: Path, wheel: Path | None) -> bytes:
-    """A Space's requirements: as shipped (the package from the index), or with ``dialshift`` replaced by the wheel
-    uploaded beside them (``./dialshift-X-py3-none-any.whl``, keeping an ``[extra]``)."""
+    """A Space's requirements with ``dialshift`` pinned to what is pushed (keeping an ``[extra]``): the wheel uploaded
+    beside them (``./dialshift-X-py3-none-any.whl``), else this dialshift version from the index."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    if wheel is not None:
-        lines = [f"./{wheel.name}" + line.strip()[len("dialshift"):] if line.strip().split("[")[0] == "dialshift"
-                 else line for line in lines]
+    pinned = f"./{wheel.name}" if wheel is not None else None
+    for number, line in enumerate(lines):
+        name, bracket, extra = line.strip().partition("[")
+        if name == "dialshift":
+            extra = bracket + extra
+            lines[number] = f"{pinned}{extra}" if pinned else f"dialshift{extra}=={__version__}"
     return ("\n".join(lines) + "\n").encode()
 
 

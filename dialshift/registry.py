@@ -1,7 +1,7 @@
 """Benchmark families and scoring tasks: the plug-in interface and the registry that finds them.
 
 A family is a class subclassing :class:`Family`, advertised through the ``dialshift.families`` entry-point group
-(``setup.cfg`` declares the families shipped with dialshift, from the top-level ``dataset_scripts/`` folder; a
+(``pyproject.toml`` declares the families shipped with dialshift, from the top-level ``dataset_scripts/`` folder; a
 third-party package adds its own the same way). The core never imports a family module by name.
 
 A family declares its configs as typed :class:`~dialshift.configs.BenchmarkConfig` objects, its build options as a

@@ -21,11 +21,21 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 stamp=.venv/.dialshift-installed
-if [ ! -f "$stamp" ] || [ setup.cfg -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]
+then
   echo "installing Python packages into .venv (first run: a few minutes)"
+  pip=(.venv/bin/python -m pip install -q -c constraints.txt)
   .venv/bin/python -m pip install -q --upgrade pip
-  # The CPU build first: a plain `torch` requirement would pull several GB of CUDA packages.
-  .venv/bin/python -m pip install -q torch==2.13.0
-  .venv/bin/python -m pip install -q -e ".[train,dev,leaderboard]"
+  # The CPU build of torch, chosen explicitly: a plain `torch` requirement would pull several GB of CUDA packages.
+  # The pin carries the +cpu label, so no other build can satisfy it. This machine's pip finds that wheel through
+  # its own configuration (find-links in /etc/pip.conf); elsewhere it comes from PyTorch's CPU index
+  # ($DIALSHIFT_TORCH_INDEX to use another).
+  torch_cpu="torch==$(sed -n 's/^torch==//p' constraints.txt)+cpu"
+  if ! "${pip[@]}" "$torch_cpu" 2>/dev/null; then
+    "${pip[@]}" --index-url "${DIALSHIFT_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" \
+      --extra-index-url https://pypi.org/simple "$torch_cpu"
+  fi
+  # The package with every extra, at the exact versions the test suite runs with (ranges are in pyproject.toml).
+  "${pip[@]}" -e ".[train,dev,leaderboard]"
   touch "$stamp"
 fi
