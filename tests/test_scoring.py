@@ -397,17 +397,15 @@ def test_pairwise_selection_reports_ece_when_probabilities_are_given():
 # ----------------------------------------------------------------------------------------------- task plug-ins
 
 
-def test_setup_cfg_advertises_the_built_in_tasks_and_a_stale_install_falls_back_to_them(monkeypatch):
-    import configparser
+def test_pyproject_advertises_the_built_in_tasks_and_a_stale_install_falls_back_to_them(monkeypatch):
     from pathlib import Path
 
     from dialshift import registry
     from dialshift.scoring.tasks import BUILTIN_TASKS
 
-    parser = configparser.ConfigParser()
-    parser.read(Path(__file__).resolve().parents[1] / "setup.cfg")
-    lines = [line.split("=") for line in parser["options.entry_points"]["dialshift.tasks"].strip().splitlines()]
-    advertised = {name.strip(): value.strip() for name, value in lines}
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    advertised = project["project"]["entry-points"]["dialshift.tasks"]
     assert advertised == {task.name: f"{task.__module__}:{task.__name__}" for task in BUILTIN_TASKS}
     assert set(registry.tasks()) >= set(advertised)
 

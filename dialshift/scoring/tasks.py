@@ -11,7 +11,7 @@ statistics is kept, so a 1e7 x 10 predictions file is scored in bounded memory, 
 A task also owns its metrics' metadata (:attr:`Task.metric_info`: label, direction, range, as torchmetrics'
 ``higher_is_better``) and its headline metrics; reports, plots, the leaderboard's sorting and the Hub export read
 them. A new task subclasses :class:`Task`, sets its class attributes and is advertised through the
-``dialshift.tasks`` entry-point group (:func:`dialshift.registry.tasks`), as the tasks below are in ``setup.cfg``;
+``dialshift.tasks`` entry-point group (:func:`dialshift.registry.tasks`), as the tasks below are in ``pyproject.toml``;
 a :class:`~dialshift.configs.BenchmarkConfig` names its task by :attr:`Task.name`.
 """
 
@@ -752,6 +752,6 @@ class AttentionDistribution(Task):
                 *(("perplexity",) if options.get("perplexity") else ()))
 
 
-#: The tasks shipped with dialshift, as ``setup.cfg`` advertises them in ``dialshift.tasks`` (the registry falls back
+#: The tasks shipped with dialshift, as ``pyproject.toml`` lists them in ``dialshift.tasks`` (the registry falls back
 #: to these only when the installed metadata predates that group; tests/test_packaging.py keeps the two equal).
 BUILTIN_TASKS = (ResponseRanking, PairwiseSelection, OpenWorldIntent, AttentionDistribution)
