@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"dialshift": "dialshift", "dataset_scripts": "dialshift_families", "hub_cards": "dialshift_cards",
            "metrics": "dialshift_metrics"}
 #: The parts of the code that may import an extra's dependencies (the rest needs the core dependencies only).
-EXTRA_USERS = {"train": ("dialshift.models", "dialshift.training", "dialshift.ranking", "dialshift.bundle"),
+EXTRA_USERS = {"train": ("dialshift.models", "dialshift.training", "dialshift.ranking", "dialshift.bundle",
+                         "dialshift.arguments"),  # the --device type of `evaluate` imports torch when called
                "leaderboard": ("dialshift_cards.leaderboard",)}
 FIRST_PARTY = {"dialshift", *FOLDERS.values()}
 METRIC_MODULES = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")

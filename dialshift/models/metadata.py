@@ -23,6 +23,8 @@ from dialshift.io import write_json_atomic
 MODEL_FILE = "dialshift_model.json"
 MODEL_FORMAT = "dialshift-model/1"
 LEGACY_RANKER_FILE = "dialshift_ranker.json"
+#: The folder of the training checkpoints inside a model folder (``checkpoints/step_N``).
+CHECKPOINTS = "checkpoints"
 LEGACY_RANKER_FORMAT = "dialshift-ranker/1"
 LEGACY_MODEL_CLASS = "transformers.AutoModelForSequenceClassification"
 VERSIONED_LIBRARIES = ("torch", "transformers", "accelerate", "numpy", "datasets", "safetensors")

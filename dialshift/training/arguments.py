@@ -20,8 +20,7 @@ OUTPUT_MARKER = ".dialshift-output"
 
 
 def _ownership(inputs, writes, legacy) -> dict:
-    from dialshift.models.metadata import LEGACY_RANKER_FILE, MODEL_FILE
-    from dialshift.training.runner import CHECKPOINTS
+    from dialshift.models.metadata import CHECKPOINTS, LEGACY_RANKER_FILE, MODEL_FILE
 
     return {"flag": "--output-dir", "writes": writes,
             "inputs": [path for path in inputs if path and Path(path).expanduser().exists()],

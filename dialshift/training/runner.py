@@ -53,6 +53,7 @@ import numpy as np
 from dialshift.errors import DialshiftError
 from dialshift.io import write_json_atomic
 from dialshift.models.metadata import (
+    CHECKPOINTS,
     LEGACY_RANKER_FILE,
     MODEL_FILE,
     class_path,
@@ -64,7 +65,6 @@ from dialshift.training import arguments
 TRAINER_STATE = "trainer_state.json"
 #: The progress bar shows the loss every this many steps (``loss.item()`` waits for the GPU).
 LOSS_DISPLAY_STEPS = 50
-CHECKPOINTS = "checkpoints"
 STATE_VERSION = 1
 
 
