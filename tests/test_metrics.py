@@ -288,10 +288,27 @@ def test_das_ratio_eq8_is_a_mean_of_per_dialogue_ratios():
     masks = [[1, 0, 0], [0, 1]]
     result = das_ratio(scores, masks, includes_query=True)
     assert result == pytest.approx(
-        {"das_ratio": (0.4 + 2.0) / 2, "mean_as_distractor": 0.65, "mean_as_history": 0.825, "n_dialogues": 2}
+        {"das_ratio": (0.4 + 2.0) / 2, "mean_as_distractor": 0.65, "mean_as_history": 0.825, "n_dialogues": 2,
+         "n_history_starved": 0, "history_starved": 0.0}
     )
     skipped = das_ratio([[0.5, 1.0], [0.3, 0.6]], [[1, 0], [0, 0]], skip_undefined=True)
     assert skipped["n_dialogues"] == 1 and skipped["das_ratio"] == 0.5
+
+
+@pytest.mark.parametrize("history", [0.0, 1e-310])
+def test_das_ratio_never_drops_a_history_starved_dialogue(history):
+    """Zero History attention (ratio +inf), or so little that the ratio overflows, is the worst case: it is refused
+    by default and, with skip_undefined, counted and reported as a share beside the ratio, with no RuntimeWarning."""
+    scores, masks = [[0.5, 1.0], [0.9, history]], [[1, 0], [1, 0]]
+    with pytest.raises(ValueError, match=r"dialogue 1 gives zero attention to every History utterance"):
+        das_ratio(scores, masks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = das_ratio(scores, masks, skip_undefined=True)
+    assert result["n_history_starved"] == 1 and result["history_starved"] == 0.5
+    assert result["das_ratio"] == 0.5 and result["n_dialogues"] == 1
+    tiny = das_ratio([[0.5, 1.0], [0.9, 1e-12]], masks)  # finite: a rated dialogue, not a starved one
+    assert tiny["n_history_starved"] == 0 and tiny["das_ratio"] == pytest.approx((0.5 + 0.9e12) / 2)
 
 
 # ---------------------------------------------------------------- bad input

@@ -334,33 +334,73 @@ def test_unknown_config_file_and_output_checks(toy, tmp_path, capsys, monkeypatc
         check_output_dir(tmp_path / "new")
 
 
-def test_warnings_do_not_leak_from_replicates(toy):
+def test_replicates_warn_nothing(toy):
+    """The bootstrap no longer silences warnings, so a task warning (or a numpy division warning) in any replicate of
+    any task fails this test."""
     folder, pred_dir, _, _ = toy
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score_directory(pred_dir, ScoringSettings(folder, replicates=20))
 
 
-def test_batched_bootstrap_equals_replicate_by_replicate():
-    """The ranking task scores a block of replicates at once; it must give what one-by-one scoring gives."""
-    from dialshift.scoring import bootstrap
-    from dialshift.scoring.tasks import get_task
-
+def test_bootstrap_replicates_are_the_core_on_the_resampled_copies():
+    """Every replicate the batched ranking task returns equals the core's public functions on the explicitly
+    resampled copy (each instance repeated as often as it was drawn)."""
     rng = np.random.default_rng(3)
-    n = 300
-    task = get_task("response_ranking")
-    options = {"ece_bins": 15, "ks": (1, 2, 5), "candidates": 10}
-    confidence = rng.uniform(0.1, 1.0, n)
-    stats = {"rank": rng.integers(1, 11, n).astype(np.int32), "brier": rng.uniform(0, 2, n),
-             "confidence": confidence, "hit_top": rng.random(n) < confidence,
-             "bin": np.minimum((confidence * 15).astype(np.int16), 14)}
-    keys = np.arange(n, dtype=np.uint64)
-    batched = bootstrap.paired_replicates(
-        {"a": bootstrap.Sample(keys, lambda w: task.metrics(stats, options, w), batched=True)}, 250, seed=7)
-    single = bootstrap.paired_replicates(
-        {"a": bootstrap.Sample(keys, lambda w: task.metrics(stats, options, w), batched=False)}, 250, seed=7)
-    for metric in single["a"]:
-        np.testing.assert_allclose(batched["a"][metric], single["a"][metric], rtol=1e-12, err_msg=metric)
+    n = 200
+    logits, probabilities, labels = ranking_rows(rng, n, k=10)
+    rows = [{"id": str(i), "scores": s.tolist(), "probabilities": p.tolist()}
+            for i, (s, p) in enumerate(zip(logits, probabilities, strict=True))]
+    options = {"ece_bins": 15, "ks": (1, 2, 5)}
+    task, stats = stats_of("response_ranking", rows, {"label": labels.tolist()}, options)
+    seen = []
+
+    def statistic(weights):
+        seen.append(np.array(weights))
+        return task.metrics(stats, options, weights)
+
+    draws = bootstrap.paired_replicates({"a": bootstrap.Sample(np.arange(n, dtype=np.uint64), statistic, True)},
+                                        150, seed=7)["a"]
+    counts = np.concatenate(seen)
+    assert counts.shape == (150, n)
+    for r in range(0, 150, 7):
+        copy = np.repeat(np.arange(n), counts[r].astype(np.int64))
+        expected = {**recall_at_k(logits[copy], labels[copy], k=[1, 2, 5]),
+                    "brier": brier(probabilities[copy], labels[copy])["brier"],
+                    "ece": ece(probabilities[copy], labels[copy], n_bins=15)["ece"]}
+        for metric, value in expected.items():
+            assert draws[metric][r] == pytest.approx(value, abs=1e-12), (r, metric)
+
+
+def test_open_world_replicates_follow_the_point_estimates_known_class_rule():
+    """A class drawn in no example of a replicate is dropped from F1_In, as the point estimate drops a class absent
+    from the data; it does not score 0."""
+    options = {"oos_label": 3, "num_labels": 4, "tpr_level": 0.95}
+    table_rows = [{"id": str(i), "prediction": p, "score": s}
+                  for i, (p, s) in enumerate(zip([0, 0, 1, 1, 2, 3, 3], [0.9, 0.8, 0.7, 0.9, 0.6, 0.1, 0.2],
+                                                 strict=True))]
+    task, stats = stats_of("open_world_intent", table_rows, {"label": [0, 0, 1, 1, 2, 3, 0]}, options)
+    weights = np.array([1, 1, 2, 0, 0, 1, 1])  # class 2 (its one example) is not drawn
+    copy = np.repeat(np.arange(7), weights)
+    expected = open_world_f1(np.array([0, 0, 1, 1, 2, 3, 3])[copy], np.array([0, 0, 1, 1, 2, 3, 0])[copy],
+                             oos_label=3)
+    result = task.metrics(stats, options, weights)
+    assert {key: result[key] for key in expected} == pytest.approx(expected, abs=1e-12)
+    assert result["f1_in"] == pytest.approx((0.8 + 1.0) / 2)  # classes 0 and 1 only
+
+
+def test_ece_bins_beyond_int16_in_the_scoring_path():
+    """More bins than an int16 holds: the task's bins, ECE and reliability diagram agree with the core."""
+    rng = np.random.default_rng(5)
+    _, probabilities, labels = ranking_rows(rng, 300, k=4)
+    rows = [{"id": str(i), "probabilities": p.tolist()} for i, p in enumerate(probabilities)]
+    options = {"ece_bins": 40000, "ks": (1,)}
+    task, stats = stats_of("response_ranking", rows, {"label": labels.tolist()}, options)
+    core = ece(probabilities, labels, n_bins=40000)
+    assert task.metrics(stats, options)["ece"] == pytest.approx(core["ece"], abs=1e-12)
+    assert task.reliability(stats, options)["bin_counts"] == core["bin_counts"]
+    replicate = task.metrics(stats, options, np.ones((2, 300)))
+    assert replicate["ece"] == pytest.approx([core["ece"]] * 2, abs=1e-12)
 
 
 def test_open_world_predictions_outside_the_label_range_are_refused():

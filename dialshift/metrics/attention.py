@@ -34,6 +34,7 @@ from dialshift.metrics._checks import (
     check_probabilities,
     cut,
 )
+from dialshift.metrics._weighted import masked_mean
 
 SCALES = ("utterances", "as_printed")
 
@@ -168,6 +169,63 @@ def _dialogue(scores, mask, row: int, includes_query: bool):
     return values, flags
 
 
+def das_stats(attention_scores, distractor_mask, includes_query=False) -> dict:
+    """Per-dialogue statistics of the DAS ratio (the ``_update`` of :func:`das_ratio`; validates every dialogue):
+    ``distractor`` and ``history``, the mean AS of the distracting and of the History utterances (NaN where a
+    dialogue has none)."""
+    rows = list(_dialogue_rows(attention_scores, distractor_mask))
+    distractor, history = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
+    for row, (scores, mask) in enumerate(rows):
+        values, distracting = _dialogue(scores, mask, row, includes_query)
+        if distracting.any():
+            distractor[row] = values[distracting].mean()
+        if not distracting.all():
+            history[row] = values[~distracting].mean()
+    return {"distractor": distractor, "history": history}
+
+
+def das_kinds(stats: dict):
+    """``(rated, starved)`` boolean masks of the dialogues of :func:`das_stats`.
+
+    *Rated*: the dialogue has distracting and History utterances and a finite ratio. *History-starved*: it has both
+    kinds, but its History gets zero attention, or so little that the ratio overflows float64 (History AS below
+    about 1e-308 times the distractor AS): its ratio is +inf, the worst case, which no mean of ratios can hold.
+    Such dialogues are never dropped silently: :func:`das_compute` reports their share beside the ratio."""
+    distractor, history = stats["distractor"], stats["history"]
+    both = np.isfinite(distractor) & np.isfinite(history)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio = distractor / np.where(both, history, 1.0)
+    rated = both & np.isfinite(ratio) & (history > 0)
+    return rated, both & ~rated
+
+
+def das_compute(stats: dict, weights=None) -> dict:
+    """DAS ratio of :func:`das_stats` with each dialogue counted ``weights[i]`` times (the ``_compute`` of
+    :func:`das_ratio`): floats, or arrays of ``R`` for ``R x N`` weights.
+
+    Returns ``das_ratio`` (mean over the rated dialogues of distractor AS / History AS), ``mean_as_distractor`` and
+    ``mean_as_history`` (over the same dialogues), ``das_ratio_of_means`` (their ratio), ``history_starved`` (the
+    share of the dialogues with both kinds of utterance whose History gets no attention: ratio +inf, see
+    :func:`das_kinds`) and the (weighted) counts ``n_dialogues`` (rated), ``n_history_starved`` and
+    ``n_undefined`` (dialogues without a distracting or without a History utterance).
+    """
+    rated, starved = das_kinds(stats)
+    distractor, history = stats["distractor"], stats["history"]
+    counts = np.ones(len(rated)) if weights is None else np.asarray(weights, dtype=np.float64)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio = np.where(rated, distractor / np.where(rated, history, 1.0), 0.0)
+        result = {"das_ratio": masked_mean(ratio, rated, weights),
+                  "mean_as_distractor": masked_mean(distractor, rated, weights),
+                  "mean_as_history": masked_mean(history, rated, weights)}
+        result["das_ratio_of_means"] = result["mean_as_distractor"] / result["mean_as_history"]
+        n_rated, n_starved = counts[..., rated].sum(axis=-1), counts[..., starved].sum(axis=-1)
+        result["history_starved"] = n_starved / (n_rated + n_starved)
+    result["n_dialogues"] = n_rated
+    result["n_history_starved"] = n_starved
+    result["n_undefined"] = counts[..., ~(rated | starved)].sum(axis=-1)
+    return {key: float(value) if np.ndim(value) == 0 else value for key, value in result.items()}
+
+
 def das_ratio(attention_scores, distractor_mask, includes_query=False, skip_undefined=False):
     """Distracting attention score ratio (eq. 8): the per-dialogue ratio of mean distractor AS to mean History AS,
     averaged over dialogues. Lower is better (less attention to distractions).
@@ -177,43 +235,43 @@ def das_ratio(attention_scores, distractor_mask, includes_query=False, skip_unde
             ``includes_query=True`` each list also ends with the Query's AS, which is ignored.
         distractor_mask: per dialogue, one flag per non-Query utterance: 1 = distracting, 0 = original History.
         includes_query: whether each ``attention_scores`` list ends with the Query's AS.
-        skip_undefined: skip dialogues without a distractor, without a History utterance or with zero History
-            attention (their ratio is undefined) instead of raising ``ValueError``; the count used is reported.
+        skip_undefined: leave out of the ratio the dialogues without a distractor or without a History utterance,
+            and those whose History gets zero attention (ratio +inf: counted in ``n_history_starved`` and
+            ``history_starved``, never dropped silently), instead of raising ``ValueError``.
 
     Returns:
-        ``{"das_ratio", "mean_as_distractor", "mean_as_history", "n_dialogues"}``: the means of the per-dialogue
-        mean AS of the distracting and of the History utterances (the "DAS" and "Avg." columns of Xing and Gulla's
-        Table 4), over the same dialogues as the ratio.
+        ``{"das_ratio", "mean_as_distractor", "mean_as_history", "n_dialogues", "n_history_starved",
+        "history_starved"}``: the means of the per-dialogue mean AS of the distracting and of the History utterances
+        (the "DAS" and "Avg." columns of Xing and Gulla's Table 4), over the dialogues of the ratio; the number of
+        History-starved dialogues and their share among the dialogues with both kinds of utterance.
 
     Example:
         >>> das_ratio([[0.5, 1.0, 1.5], [0.4, 0.8]], [[1, 0, 0], [0, 1]])
-        {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2}
+        {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2, \
+'n_history_starved': 0, 'history_starved': 0.0}
     """
-    distractor_means, history_means = [], []
-    for row, (scores, mask) in enumerate(_dialogue_rows(attention_scores, distractor_mask)):
-        values, distracting = _dialogue(scores, mask, row, includes_query)
-        problem = None
-        if not distracting.any():
+    stats = das_stats(attention_scores, distractor_mask, includes_query)
+    rated, starved = das_kinds(stats)
+    if not skip_undefined and not rated.all():
+        row = int(np.flatnonzero(~rated)[0])
+        if starved[row]:
+            problem = "gives zero attention to every History utterance (ratio +inf)"
+        elif np.isnan(stats["distractor"][row]):
             problem = "has no distracting utterance (no 1 in distractor_mask)"
-        elif distracting.all():
+        else:
             problem = "has no History utterance (no 0 in distractor_mask)"
-        elif values[~distracting].mean() == 0:
-            problem = "gives zero attention to every History utterance"
-        if problem:
-            if skip_undefined:
-                continue
-            raise ValueError(
-                f"dialogue {row} {problem}, so its DAS ratio is undefined; "
-                "remove such dialogues or pass skip_undefined=True"
-            )
-        distractor_means.append(values[distracting].mean())
-        history_means.append(values[~distracting].mean())
-    if not distractor_means:
+        raise ValueError(
+            f"dialogue {row} {problem}, so its DAS ratio is undefined; "
+            "remove such dialogues or pass skip_undefined=True"
+        )
+    if not rated.any() and not starved.any():
         raise ValueError("no dialogue has both distracting and History utterances: the DAS ratio is undefined")
-    distractor_means, history_means = np.array(distractor_means), np.array(history_means)
+    result = das_compute(stats)
     return {
-        "das_ratio": float(np.mean(distractor_means / history_means)),
-        "mean_as_distractor": float(distractor_means.mean()),
-        "mean_as_history": float(history_means.mean()),
-        "n_dialogues": len(distractor_means),
+        "das_ratio": result["das_ratio"],
+        "mean_as_distractor": result["mean_as_distractor"],
+        "mean_as_history": result["mean_as_history"],
+        "n_dialogues": int(result["n_dialogues"]),
+        "n_history_starved": int(result["n_history_starved"]),
+        "history_starved": result["history_starved"],
     }

@@ -38,6 +38,7 @@ from dialshift.metrics._checks import (
     check_same_length,
     row_blocks,
 )
+from dialshift.metrics._weighted import weighted_bincount, weighted_mean
 
 BINNINGS = ("equal_width", "equal_mass")
 NORMS = ("l1", "l2", "max")
@@ -81,35 +82,53 @@ def bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool = False) 
 
 def binned_sums(confidences: np.ndarray, hits: np.ndarray, edges: np.ndarray, equal_width: bool = False):
     """Per-bin sample counts, sums of confidences and sums of hits (float64 arrays of length ``len(edges) - 1``)."""
-    n_bins = len(edges) - 1
-    index = bin_index(confidences, edges, equal_width)
-    counts = np.bincount(index, minlength=n_bins).astype(np.float64)
-    confidence_sums = np.bincount(index, weights=confidences, minlength=n_bins)
-    hit_sums = np.bincount(index, weights=hits, minlength=n_bins)
-    return counts, confidence_sums, hit_sums
+    state = binned_state(bin_index(confidences, edges, equal_width), confidences, hits, len(edges) - 1)
+    return state["count"], state["confidence"], state["hit"]
 
 
-def calibration_error(counts: np.ndarray, confidence_sums: np.ndarray, hit_sums: np.ndarray, norm: str = "l1"):
-    """Calibration error from per-bin counts and sums, with the ``l1``, ``l2`` or ``max`` norm."""
-    filled = counts > 0
-    counts = counts[filled]
-    gaps = np.abs(hit_sums[filled] / counts - confidence_sums[filled] / counts)
-    if norm == "max":
-        return float(gaps.max())
-    weights = counts / counts.sum()
-    if norm == "l2":
-        return float(np.sqrt(np.sum(weights * gaps**2)))
-    return float(np.sum(weights * gaps))
+def binned_state(bins, confidences, hits, n_bins: int, weights=None) -> dict:
+    """The additive state of a binned calibration metric: per bin, the (weighted) count, the sum of the gaps
+    ``confidence - hit``, the sum of confidences and the sum of hits (arrays of ``n_bins``, or ``R x n_bins`` for
+    ``R x N`` weights; see :mod:`dialshift.metrics._weighted`). States of batches add up."""
+    confidences = np.asarray(confidences, dtype=np.float64)
+    hits = np.asarray(hits, dtype=np.float64)
+    return {
+        "count": weighted_bincount(bins, None, n_bins, weights),
+        "gap": weighted_bincount(bins, confidences - hits, n_bins, weights),
+        "confidence": weighted_bincount(bins, confidences, n_bins, weights),
+        "hit": weighted_bincount(bins, hits, n_bins, weights),
+    }
 
 
-def classwise_error(counts: np.ndarray, confidence_sums: np.ndarray, hit_sums: np.ndarray, norm: str = "l1"):
-    """Classwise calibration error from ``K x n_bins`` per-(class, bin) counts and sums (module docstring, Norms).
+def calibration_error(counts: np.ndarray, gap_sums: np.ndarray, norm: str = "l1"):
+    """Calibration error from per-bin counts and gap sums (``sum(confidence - hit)``) with the ``l1``, ``l2`` or
+    ``max`` norm; rows of ``R x n_bins`` arrays are scored separately (an array of ``R`` is returned).
+
+    ``l1`` = sum over bins of ``|gap sum| / total`` (= the bin-size-weighted mean of ``|accuracy - confidence|``);
+    ``l2`` = the root of the bin-size-weighted mean of the squared per-bin gaps; ``max`` = the largest per-bin gap.
+    """
+    counts, gap_sums = np.asarray(counts, dtype=np.float64), np.asarray(gap_sums, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if norm == "l1":
+            value = np.abs(gap_sums).sum(axis=-1) / counts.sum(axis=-1)
+        else:
+            gaps = np.zeros(np.broadcast_shapes(counts.shape, gap_sums.shape))
+            np.divide(np.abs(gap_sums), counts, out=gaps, where=counts > 0)
+            if norm == "max":
+                value = gaps.max(axis=-1)
+            else:
+                value = np.sqrt(np.sum(counts * gaps**2, axis=-1) / counts.sum(axis=-1))
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def classwise_error(counts: np.ndarray, gap_sums: np.ndarray, norm: str = "l1"):
+    """Classwise calibration error from ``K x n_bins`` per-(class, bin) counts and gap sums (module doc, Norms).
 
     ``l1``: mean over classes of the per-class ECE; ``l2``: square root of the mean over classes of the per-class
     squared L2 error, i.e. of the mean over all (class, bin) cells weighted by (bin size / N) / K of the squared gap;
     ``max``: the largest per-class MCE.
     """
-    errors = np.array([calibration_error(*sums, norm) for sums in zip(counts, confidence_sums, hit_sums, strict=True)])
+    errors = np.atleast_1d(calibration_error(counts, gap_sums, norm))
     if norm == "max":
         return float(errors.max())
     if norm == "l2":
@@ -157,32 +176,60 @@ def top_label_confidences(predictions, references):
     return np.concatenate([part[2] for part in parts]), np.concatenate([part[3] for part in parts])
 
 
-def classwise_binned_sums(probabilities, labels, n_bins: int, squared_error: bool = False):
+def top_label_stats(predictions, references, n_bins: int = 15) -> dict:
+    """Per-instance statistics of the top-label calibration metrics (the ``_update`` of :func:`ece`,
+    :func:`~dialshift.metrics.smooth_calibration.smooth_ece` and
+    :func:`~dialshift.metrics.smooth_calibration.debiased_l2`): ``confidence`` (float64), ``correct`` (bool) and
+    ``bin``, the equal-width right-closed bin of the confidence (int64, so any number of bins fits)."""
+    confidence, correct = top_label_confidences(predictions, references)  # validates
+    return {"confidence": confidence, "correct": correct,
+            "bin": bin_index(confidence, bin_edges(None, check_n_bins(n_bins)), equal_width=True)}
+
+
+def top_label_state(stats: dict, n_bins: int, weights=None) -> dict:
+    """:func:`binned_state` of :func:`top_label_stats`, each instance counted ``weights[i]`` times."""
+    return binned_state(stats["bin"], stats["confidence"], stats["correct"], n_bins, weights)
+
+
+def ece_compute(stats: dict, n_bins: int = 15, weights=None, norm: str = "l1"):
+    """Top-label equal-width ECE of :func:`top_label_stats` with each instance counted ``weights[i]`` times (the
+    ``_compute`` of :func:`ece`): a float, or an array of ``R`` for ``R x N`` weights."""
+    state = top_label_state(stats, n_bins, weights)
+    return calibration_error(state["count"], state["gap"], norm)
+
+
+def reliability_bins(state: dict, n_bins: int) -> dict:
+    """Reliability-diagram bins of an equal-width :func:`binned_state`: ``bin_edges``, ``bin_counts`` and the
+    per-bin mean ``bin_confidence``/``bin_accuracy`` (NaN for an empty bin), as lists."""
+    return {
+        "bin_edges": bin_edges(None, n_bins).tolist(),
+        "bin_counts": state["count"].astype(np.int64).tolist(),
+        "bin_confidence": _bin_means(state["confidence"], state["count"]).tolist(),
+        "bin_accuracy": _bin_means(state["hit"], state["count"]).tolist(),
+    }
+
+
+def classwise_binned_sums(probabilities, labels, n_bins: int):
     """Per (class, equal-width bin): forecast counts, forecast sums and hit sums, as ``K x n_bins`` arrays.
 
-    Validates ``probabilities`` block by block on the way. With ``squared_error=True`` also returns the sum over
-    samples and classes of ``(p_k - onehot_k)^2`` (else 0.0). Shared by the classwise ECE and the Brier score.
+    Validates ``probabilities`` block by block on the way. Shared by the classwise ECE and the Brier decomposition.
     """
     n, n_classes = probabilities.shape
     edges = bin_edges(None, n_bins)
     offsets = np.arange(n_classes) * n_bins
     size = n_classes * n_bins
     counts, forecast_sums, hit_sums = np.zeros(size), np.zeros(size), np.zeros(size)
-    total = 0.0
     for start, stop in row_blocks(n, n_classes):
         block = np.asarray(probabilities[start:stop], dtype=np.float64)
         check_probabilities(block, "predictions", start)
         rows = np.arange(stop - start)
-        gold = labels[start:stop]
-        if squared_error:
-            total += np.einsum("ij,ij->", block, block) - 2.0 * block[rows, gold].sum() + (stop - start)
         index = bin_index(block, edges, equal_width=True)
         index += offsets
         counts += np.bincount(index.ravel(), minlength=size)
         forecast_sums += np.bincount(index.ravel(), weights=block.ravel(), minlength=size)
-        hit_sums += np.bincount(index[rows, gold], minlength=size)
+        hit_sums += np.bincount(index[rows, labels[start:stop]], minlength=size)
     shape = (n_classes, n_bins)
-    return counts.reshape(shape), forecast_sums.reshape(shape), hit_sums.reshape(shape), total
+    return counts.reshape(shape), forecast_sums.reshape(shape), hit_sums.reshape(shape)
 
 
 def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
@@ -218,25 +265,25 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
     check_choice(norm, "norm", NORMS)
     check_choice(mode, "mode", MODES)
     if mode == "top_label" and binning == "equal_width":
-        # bin each block while it is in cache: no N-sized intermediate arrays
-        edges = bin_edges(None, n_bins)
-        counts, confidence_sums, hit_sums = np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins)
+        # the state of each row block (binned while it is in cache) is added up: no N-sized intermediate arrays
+        state = None
         for _, _, confidences, hits in _top_label_blocks(predictions, references):
-            for total, part in zip(
-                (counts, confidence_sums, hit_sums), binned_sums(confidences, hits, edges, True), strict=True
-            ):
-                total += part
-        value = calibration_error(counts, confidence_sums, hit_sums, norm)
+            stats = {"confidence": confidences, "correct": hits,
+                     "bin": bin_index(confidences, bin_edges(None, n_bins), equal_width=True)}
+            part = top_label_state(stats, n_bins)
+            state = part if state is None else {key: state[key] + part[key] for key in state}
+        edges = bin_edges(None, n_bins)
+        value = calibration_error(state["count"], state["gap"], norm)
     elif mode == "top_label":
         confidences, hits = top_label_confidences(predictions, references)
         edges = bin_edges(confidences, n_bins, binning)
-        counts, confidence_sums, hit_sums = binned_sums(confidences, hits, edges)
-        value = calibration_error(counts, confidence_sums, hit_sums, norm)
+        state = binned_state(bin_index(confidences, edges), confidences, hits, n_bins)
+        value = calibration_error(state["count"], state["gap"], norm)
     else:
         probabilities, labels = _checked_inputs(predictions, references)
         n_classes = probabilities.shape[1]
         if binning == "equal_width":
-            counts, confidence_sums, hit_sums, _ = classwise_binned_sums(probabilities, labels, n_bins)
+            counts, confidence_sums, hit_sums = classwise_binned_sums(probabilities, labels, n_bins)
             edges = np.tile(bin_edges(None, n_bins), (n_classes, 1))
         else:  # quantile edges per class: one column at a time
             check_inputs(probabilities, labels)
@@ -246,14 +293,32 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
                 class_edges = bin_edges(column, n_bins, binning)
                 per_class.append((class_edges, *binned_sums(column, labels == k, class_edges)))
             edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
-        value = classwise_error(counts, confidence_sums, hit_sums, norm)
+        state = {"count": counts, "confidence": confidence_sums, "hit": hit_sums}
+        value = classwise_error(counts, confidence_sums - hit_sums, norm)
     return {
         "ece": value,
-        "bin_counts": counts.astype(np.int64).tolist(),
-        "bin_confidence": _bin_means(confidence_sums, counts).tolist(),
-        "bin_accuracy": _bin_means(hit_sums, counts).tolist(),
+        "bin_counts": state["count"].astype(np.int64).tolist(),
+        "bin_confidence": _bin_means(state["confidence"], state["count"]).tolist(),
+        "bin_accuracy": _bin_means(state["hit"], state["count"]).tolist(),
         "bin_edges": edges.tolist(),
     }
+
+
+def brier_stats(predictions, references) -> np.ndarray:
+    """Per-instance Brier score ``sum_k (p_k - onehot_k)^2`` (the ``_update`` of :func:`brier`; validates)."""
+    probabilities, labels = _checked_inputs(predictions, references)
+    parts = []
+    for start, stop in row_blocks(*probabilities.shape):
+        block = np.asarray(probabilities[start:stop], dtype=np.float64)
+        check_probabilities(block, "predictions", start)
+        gold = block[np.arange(stop - start), labels[start:stop]]
+        parts.append(np.einsum("ij,ij->i", block, block) - 2.0 * gold + 1.0)
+    return np.concatenate(parts)
+
+
+def brier_compute(stats: np.ndarray, weights=None):
+    """Brier score of :func:`brier_stats` with each instance counted ``weights[i]`` times (``R x N``: an array)."""
+    return weighted_mean(stats, weights)
 
 
 def brier(predictions, references, n_bins=15):
@@ -280,14 +345,15 @@ def brier(predictions, references, n_bins=15):
     n_bins = check_n_bins(n_bins)
     probabilities, labels = _checked_inputs(predictions, references)
     n = len(probabilities)
-    counts, forecast_sums, hit_sums, total = classwise_binned_sums(probabilities, labels, n_bins, squared_error=True)
+    value = brier_compute(brier_stats(probabilities, labels))
+    counts, forecast_sums, hit_sums = classwise_binned_sums(probabilities, labels, n_bins)
     base_rate = hit_sums.sum(axis=1) / n
     filled = counts > 0
     mean_forecast = forecast_sums[filled] / counts[filled]
     frequency = hit_sums[filled] / counts[filled]
     base = np.broadcast_to(base_rate[:, None], counts.shape)[filled]
     return {
-        "brier": float(total / n),
+        "brier": value,
         "reliability": float(np.sum(counts[filled] * (mean_forecast - frequency) ** 2) / n),
         "resolution": float(np.sum(counts[filled] * (frequency - base) ** 2) / n),
         "uncertainty": float(np.sum(base_rate * (1.0 - base_rate))),

@@ -30,6 +30,7 @@ from dialshift.metrics._checks import (
     cut,
     first_bad_row,
 )
+from dialshift.metrics._weighted import as_weights, weighted_mean
 
 
 def check_label_inputs(predictions, references):
@@ -40,7 +41,7 @@ def check_label_inputs(predictions, references):
     return predicted, gold
 
 
-def open_world_f1(predictions, references, oos_label=None, labels=None):
+def open_world_f1(predictions, references, oos_label=None, labels=None, weights=None):
     """Macro F1 over known classes (``f1_in``), F1 of the out-of-scope class (``f1_out``), both (``f1_all``), accuracy.
 
     Args:
@@ -50,6 +51,9 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
         labels: the known (in-scope) class ids. Default: every id other than ``oos_label`` that occurs in
             ``references`` or ``predictions`` (as ``sklearn.metrics.f1_score`` does). A class with no gold and no
             predicted example has F1 0 (sklearn's ``zero_division=0``).
+        weights: optional ``N`` counts, example ``i`` counted ``weights[i]`` times (a bootstrap resample): the same
+            result as on the explicitly resampled copy, including the default ``labels``, which then come from the
+            examples with a positive weight.
 
     Returns:
         ``{"f1_all", "f1_in", "f1_out", "accuracy"}``. With no out-of-scope example in ``references``, ``f1_out``
@@ -70,6 +74,12 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
         raise ValueError("oos_label must be the integer id of the out-of-scope class, got None")
     oos_label = check_class_id(oos_label, "oos_label")
     predicted, gold = check_label_inputs(predictions, references)
+    counts = None if weights is None else as_weights(weights, len(gold))
+    if counts is not None:
+        if counts.ndim != 1:
+            raise ValueError(f"weights must be one count per example, got shape {counts.shape}")
+        drawn = counts > 0
+        predicted, gold, counts = predicted[drawn], gold[drawn], counts[drawn]
     if labels is None:
         known = np.setdiff1d(np.union1d(gold, predicted), [oos_label])
     else:
@@ -88,7 +98,7 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
     order = np.argsort(classes)
     n_classes = len(classes)
     gold_index, predicted_index = (order[np.searchsorted(classes[order], values)] for values in (gold, predicted))
-    confusion = np.bincount(gold_index * n_classes + predicted_index, minlength=n_classes**2)
+    confusion = np.bincount(gold_index * n_classes + predicted_index, weights=counts, minlength=n_classes**2)
     confusion = confusion.reshape(n_classes, n_classes)
     true_positives = np.diag(confusion).astype(np.float64)
     denominator = confusion.sum(axis=0) + confusion.sum(axis=1)  # 2 TP + FP + FN
@@ -111,7 +121,7 @@ def open_world_f1(predictions, references, oos_label=None, labels=None):
         "f1_all": float(f1.mean()),
         "f1_in": float(f1[:-1].mean()) if n_classes > 1 else 0.0,
         "f1_out": float(f1[-1]),
-        "accuracy": float(np.mean(gold == predicted)),
+        "accuracy": weighted_mean(gold == predicted, counts),
     }
 
 
@@ -128,14 +138,18 @@ def check_score_inputs(predictions, references):
     return scores, in_domain.astype(bool)
 
 
-def _curve_counts(scores, positive):
-    """True/false positive counts at each distinct threshold, highest threshold first (as sklearn's roc_curve)."""
+def _curve_counts(scores, positive, counts=None):
+    """True/false positive counts at each distinct threshold, highest threshold first (as sklearn's roc_curve);
+    example ``i`` counted ``counts[i]`` times when given."""
     order = np.argsort(scores, kind="stable")[::-1]
     sorted_scores = scores[order]
     last_of_group = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), len(scores) - 1]
-    true_positives = np.cumsum(positive[order])[last_of_group]
-    false_positives = last_of_group + 1 - true_positives
-    return true_positives, false_positives
+    if counts is None:
+        true_positives = np.cumsum(positive[order])[last_of_group]
+        return true_positives, last_of_group + 1 - true_positives
+    weights = counts[order]
+    true_positives = np.cumsum(weights * positive[order])[last_of_group]
+    return true_positives, np.cumsum(weights)[last_of_group] - true_positives
 
 
 def _average_precision(true_positives, false_positives) -> float:
@@ -146,13 +160,14 @@ def _average_precision(true_positives, false_positives) -> float:
     return float(np.sum(recall_steps * precision))
 
 
-def ood_detection(predictions, references, tpr_level=0.95):
+def ood_detection(predictions, references, tpr_level=0.95, weights=None):
     """Threshold-free out-of-scope detection metrics of an in-domain score.
 
     Args:
         predictions: ``N`` in-domain scores (higher = more in-domain; e.g. maximum softmax probability).
         references: ``N`` labels, 1 for in-domain and 0 for out-of-scope.
         tpr_level: the true-positive rate for the FPR metric (0.95 gives the key ``fpr@95tpr``).
+        weights: optional ``N`` counts, example ``i`` counted ``weights[i]`` times (a bootstrap resample).
 
     Returns:
         ``{"auroc", "aupr_in", "aupr_out", "fpr@95tpr"}``. ``auroc`` counts tied scores as half (Mann-Whitney);
@@ -167,8 +182,14 @@ def ood_detection(predictions, references, tpr_level=0.95):
     if isinstance(tpr_level, (bool, np.bool_)) or not isinstance(tpr_level, numbers.Real) or not 0 < tpr_level <= 1:
         raise ValueError(f"tpr_level must be a number in (0, 1], got {cut(tpr_level)}")
     scores, positive = check_score_inputs(predictions, references)
-    n_positive = int(positive.sum())
-    n_negative = len(positive) - n_positive
+    counts = None if weights is None else as_weights(weights, len(scores))
+    if counts is not None:
+        if counts.ndim != 1:
+            raise ValueError(f"weights must be one count per example, got shape {counts.shape}")
+        drawn = counts > 0
+        scores, positive, counts = scores[drawn], positive[drawn], counts[drawn]
+    n_positive = positive.sum() if counts is None else counts[positive].sum()
+    n_negative = (len(positive) if counts is None else counts.sum()) - n_positive
     if n_positive == 0 or n_negative == 0:
         missing = "in-domain (1)" if n_positive == 0 else "out-of-scope (0)"
         raise ValueError(f"references contain no {missing} example: OOD detection needs both kinds")
@@ -176,7 +197,7 @@ def ood_detection(predictions, references, tpr_level=0.95):
     # average_precision_score (twice) and roc_curve because benchmarks/metrics.py measures it 7.5x faster on 1e6
     # scores and 5.9x on 1e7 (each sklearn call validates and sorts again), with the same values to 1e-9
     # (tests/test_metrics_parity.py); and so dialshift.metrics needs only numpy at run time.
-    true_positives, false_positives = _curve_counts(scores, positive)
+    true_positives, false_positives = _curve_counts(scores, positive, counts)
     # AUROC: trapezoids between the ROC points of consecutive thresholds; a tied group is a diagonal segment, which
     # counts its positive-negative pairs as half (Mann-Whitney U)
     fp_steps = np.diff(false_positives, prepend=0)

@@ -26,6 +26,7 @@ from dialshift.metrics._checks import (
     cut,
     row_blocks,
 )
+from dialshift.metrics._weighted import weighted_mean
 
 TIES = ("pessimistic", "optimistic", "expected")
 
@@ -77,6 +78,28 @@ def gold_rank_counts(predictions, references):
     return above, tied
 
 
+def ranking_compute(above, tied, ks, ties="pessimistic", weights=None, n_candidates=None) -> dict:
+    """Recall@k for each cut-off in ``ks`` and the MRR from :func:`gold_rank_counts` (the ``_compute`` of
+    :func:`recall_at_k`), each instance counted ``weights[i]`` times: floats, or arrays of ``R`` for ``R x N``
+    weights. ``n_candidates`` bounds the harmonic numbers of ``ties="expected"`` (default: the largest rank)."""
+    above, tied = np.asarray(above, dtype=np.int64), np.asarray(tied, dtype=np.int64)
+    result = {}
+    if ties == "expected":
+        for cutoff in ks:
+            result[f"recall@{cutoff}"] = weighted_mean(np.clip((cutoff - above) / tied, 0.0, 1.0), weights)
+        # mean of 1/r for r in above+1 .. above+tied = (H(above + tied) - H(above)) / tied, H = harmonic numbers
+        top = int(n_candidates if n_candidates is not None else (above + tied).max(initial=1))
+        harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, top + 1))])
+        reciprocal = (harmonic[above + tied] - harmonic[above]) / tied
+    else:
+        rank = above + (tied if ties == "pessimistic" else 1)
+        for cutoff in ks:
+            result[f"recall@{cutoff}"] = weighted_mean(rank <= cutoff, weights)
+        reciprocal = 1.0 / rank
+    result["mrr"] = weighted_mean(reciprocal, weights)
+    return result
+
+
 def recall_at_k(predictions, references, k=(1, 2, 5), ties="pessimistic"):
     """Recall@k of the gold candidate among ``C`` scored candidates, and the mean reciprocal rank.
 
@@ -110,17 +133,5 @@ def recall_at_k(predictions, references, k=(1, 2, 5), ties="pessimistic"):
             f"{n_candidates} columns), so recall@{too_large[0]} would be 1.0 whatever the scores; "
             f"pass cut-offs of at most {n_candidates}, e.g. k={[c for c in ks if c <= n_candidates] or [1]}"
         )
-    result = {}
-    if ties == "expected":
-        for cutoff in ks:
-            result[f"recall@{cutoff}"] = float(np.mean(np.clip((cutoff - above) / tied, 0.0, 1.0)))
-        # mean of 1/r for r in above+1 .. above+tied = (H(above + tied) - H(above)) / tied, H = harmonic numbers
-        harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n_candidates + 1))])
-        reciprocal = (harmonic[above + tied] - harmonic[above]) / tied
-    else:
-        rank = above + (tied if ties == "pessimistic" else 1)
-        for cutoff in ks:
-            result[f"recall@{cutoff}"] = float(np.mean(rank <= cutoff))
-        reciprocal = 1.0 / rank
-    result["mrr"] = float(np.mean(reciprocal))
-    return result
+    return ranking_compute(above, tied, ks, ties, n_candidates=n_candidates)
+

@@ -303,17 +303,6 @@ def _check_perplexity_inputs(table) -> None:
 # ----------------------------------------------------------------------------------------------- helpers
 
 
-def _weighted_mean(values, weights):
-    """Mean of ``values`` with each counted ``weights[i]`` times: a float, or an array of ``R`` for ``R x N`` weights
-    (one bootstrap replicate per row); NaN where the weights sum to 0."""
-    if weights is None:
-        return float(np.mean(values)) if len(values) else float("nan")
-    totals = weights.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        means = (weights @ np.asarray(values, dtype=np.float64)) / totals
-    return float(means) if np.ndim(means) == 0 else means
-
-
 def _matrix(table, field: str, required: bool = True):
     """An ``N x K`` float64 matrix from a list column; None when every row is null and not ``required``."""
     import pyarrow.compute as pc
@@ -358,43 +347,27 @@ def _dictionary_codes(gold: dict, column: str):
 
 
 def _calibration_stats(probabilities, labels, n_bins: int) -> dict:
-    """Per-instance top-label confidence, hit and equal-width bin (the ECE statistics) of a probability matrix."""
-    from dialshift.metrics.calibration import bin_edges, bin_index, top_label_confidences
+    """The core's per-instance top-label statistics (confidence, correct, bin) of a probability matrix."""
+    from dialshift.metrics.calibration import top_label_stats
 
-    confidence, hit = top_label_confidences(probabilities, labels)  # validates the probabilities and labels
-    return {"confidence": confidence, "hit_top": hit,
-            "bin": bin_index(confidence, bin_edges(None, n_bins), equal_width=True).astype(np.int16)}
+    return top_label_stats(probabilities, labels, n_bins)  # validates the probabilities and labels
 
 
-def _ece(stats: dict, n_bins: int, weights=None):
-    """Top-label ECE from :func:`_calibration_stats` (a float, or an array of ``R`` for ``R x N`` weights)."""
-    gap = stats["confidence"] - stats["hit_top"]
-    n = len(gap)
-    if weights is None:
-        per_bin = np.bincount(stats["bin"], weights=gap, minlength=n_bins)
-        return float(np.abs(per_bin).sum() / n) if n else float("nan")
-    gaps = np.zeros((n, n_bins))  # each instance's gap in its bin's column: weights @ gaps = the bins' sums
-    gaps[np.arange(n), stats["bin"]] = gap
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ece = np.abs(weights @ gaps).sum(axis=-1) / weights.sum(axis=-1)
-    return float(ece) if np.ndim(ece) == 0 else ece
+def _calibration_metrics(stats: dict, n_bins: int, weights=None) -> dict:
+    """The calibration metrics of a task's top-label statistics, from the core's weighted computes."""
+    from dialshift.metrics.calibration import ece_compute
+
+    return {"ece": ece_compute(stats, n_bins, weights)}
 
 
 def _reliability(stats: dict, n_bins: int) -> dict:
-    """Reliability-diagram bins from :func:`_calibration_stats`."""
-    from dialshift.metrics.calibration import bin_edges
+    """Reliability-diagram bins of the core (an empty bin's means are None) and the ECE."""
+    from dialshift.metrics.calibration import reliability_bins, top_label_state
 
-    counts = np.bincount(stats["bin"], minlength=n_bins).astype(np.float64)
-    confidence = np.bincount(stats["bin"], weights=stats["confidence"], minlength=n_bins)
-    hits = np.bincount(stats["bin"], weights=stats["hit_top"], minlength=n_bins)
-    filled = counts > 0
-
-    def mean(sums):
-        return [None if not full else float(total / count) for total, count, full in zip(sums, counts, filled,
-                                                                                          strict=True)]
-
-    return {"bin_edges": bin_edges(None, n_bins).tolist(), "bin_counts": counts.astype(np.int64).tolist(),
-            "bin_confidence": mean(confidence), "bin_accuracy": mean(hits), "ece": _ece(stats, n_bins)}
+    bins = reliability_bins(top_label_state(stats, n_bins), n_bins)
+    for key in ("bin_confidence", "bin_accuracy"):
+        bins[key] = [None if np.isnan(value) else value for value in bins[key]]
+    return {**bins, "ece": _calibration_metrics(stats, n_bins)["ece"]}
 
 
 # ----------------------------------------------------------------------------------------------- the tasks
@@ -432,6 +405,7 @@ class ResponseRanking(Task):
         return {"scores": pa.list_(pa.float64()), "probabilities": pa.list_(pa.float64())}
 
     def instance_stats(self, table, gold, options):
+        from dialshift.metrics.calibration import brier_stats
         from dialshift.metrics.ranking import gold_rank_counts
 
         probabilities = _matrix(table, "probabilities")
@@ -447,13 +421,8 @@ class ResponseRanking(Task):
             _check_finite(scores, "scores")
         calibration = _calibration_stats(probabilities, labels, int(options["ece_bins"]))
         above, tied = gold_rank_counts(probabilities if scores is None else scores, labels)
-        rows = np.arange(len(labels))
-        brier = np.einsum("ij,ij->i", probabilities, probabilities) - 2.0 * probabilities[rows, labels] + 1.0
-        return {
-            "rank": (above + tied).astype(np.int32),  # pessimistic: tied candidates rank above the gold one
-            "brier": brier,
-            **calibration,
-        }
+        return {"above": above.astype(np.int32), "tied": tied.astype(np.int32),
+                "brier": brier_stats(probabilities, labels), **calibration}
 
     def ks(self, options) -> list[int]:
         candidates = int(options.get("candidates", max(options["ks"])))
@@ -462,29 +431,13 @@ class ResponseRanking(Task):
     batched = True
 
     def metrics(self, stats, options, weights=None):
-        ks, n_bins = self.ks(options), int(options["ece_bins"])
-        rank = stats["rank"]
-        if weights is None:
-            result = {f"recall@{k}": _weighted_mean(rank <= k, None) for k in ks}
-            result["mrr"] = _weighted_mean(1.0 / rank, None)
-            result["brier"] = _weighted_mean(stats["brier"], None)
-            result["ece"] = _ece(stats, n_bins)
-            return result
-        # Resamples: every metric is a weighted sum of per-instance columns, so one matrix product scores a block of
-        # replicates: R@k indicators, 1/rank, Brier, and each instance's calibration gap in its bin's column.
-        key = ("design", tuple(ks), n_bins)
-        if key not in stats:
-            gaps = np.zeros((len(rank), n_bins))
-            gaps[np.arange(len(rank)), stats["bin"]] = stats["confidence"] - stats["hit_top"]
-            stats[key] = np.column_stack([*(rank <= k for k in ks), 1.0 / rank, stats["brier"], gaps])
-        weights = np.asarray(weights, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sums = (weights @ stats[key]) / weights.sum(axis=-1)[..., None]
-        columns = [f"recall@{k}" for k in ks] + ["mrr", "brier"]
-        result = {name: sums[..., i] for i, name in enumerate(columns)}
-        result["ece"] = np.abs(sums[..., len(columns):]).sum(axis=-1)
-        if np.ndim(result["ece"]) == 0:
-            result = {name: float(value) for name, value in result.items()}
+        from dialshift.metrics.calibration import brier_compute
+        from dialshift.metrics.ranking import ranking_compute
+
+        # pessimistic ties: every candidate tied with the gold one ranks above it
+        result = ranking_compute(stats["above"], stats["tied"], self.ks(options), "pessimistic", weights)
+        result["brier"] = brier_compute(stats["brier"], weights)
+        result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights))
         return result
 
     def headline(self, options):
@@ -554,13 +507,15 @@ class PairwiseSelection(Task):
     batched = True
 
     def metrics(self, stats, options, weights=None):
-        result = {"accuracy": _weighted_mean(stats["hit"], weights)}
+        from dialshift.metrics._weighted import weighted_mean
+
+        result = {"accuracy": weighted_mean(stats["hit"], weights)}
         for code, name in enumerate(options["types"]):
             inside = stats["type"] == code
-            result[f"accuracy/{name}"] = _weighted_mean(stats["hit"][inside],
-                                                        None if weights is None else weights[..., inside])
+            result[f"accuracy/{name}"] = weighted_mean(stats["hit"][inside],
+                                                       None if weights is None else weights[..., inside])
         if "confidence" in stats:
-            result["ece"] = _ece(stats, int(options["ece_bins"]), weights)
+            result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights))
         return result
 
     def reliability(self, stats, options):
@@ -619,30 +574,23 @@ class OpenWorldIntent(Task):
                                  f"(0 .. {int(options['num_labels']) - 1})")
         return {"gold": _gold_ints(gold, "label"), "prediction": prediction, "score": score}
 
-    def _known(self, stats, options):
-        oos = int(options["oos_label"])
-        known = np.union1d(stats["gold"], stats["prediction"])
-        return [int(label) for label in known if label != oos]
-
     def metrics(self, stats, options, weights=None):
         from dialshift.metrics import ood_detection, open_world_f1
+        from dialshift.metrics._checks import UndefinedMetricWarning
 
-        if weights is not None:  # a resample, drawn explicitly: the core's own functions score it
-            rows = np.repeat(np.arange(len(weights)), weights)
-            stats = {key: value[rows] for key, value in stats.items()}
-            known = options["_known"]
-        else:
-            known = options.setdefault("_known", self._known(stats, options))
+        # The known classes follow the core's rule in the point estimate and in every replicate alike: the ids other
+        # than the out-of-scope one that occur among the (drawn) gold labels and predictions.
         oos = int(options["oos_label"])
+        key = f"fpr@{round(float(options['tpr_level']) * 100):d}tpr"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore" if weights is not None else "default")
-            result = open_world_f1(stats["prediction"], stats["gold"], oos_label=oos, labels=known)
+            if weights is not None:  # a replicate without out-of-scope examples is expected, and its F1_Out is 0
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+            result = open_world_f1(stats["prediction"], stats["gold"], oos_label=oos, weights=weights)
         try:
             detection = ood_detection(stats["score"], (stats["gold"] != oos).astype(np.int64),
-                                      tpr_level=float(options["tpr_level"]))
+                                      tpr_level=float(options["tpr_level"]), weights=weights)
         except ValueError:  # no out-of-scope (or no in-domain) example: undefined
-            detection = {"auroc": float("nan"), f"fpr@{round(float(options['tpr_level']) * 100):d}tpr": float("nan")}
-        key = f"fpr@{round(float(options['tpr_level']) * 100):d}tpr"
+            detection = {"auroc": float("nan"), key: float("nan")}
         return {**result, "auroc": detection["auroc"], key: detection[key]}
 
     def headline(self, options):
@@ -665,12 +613,15 @@ class AttentionDistribution(Task):
         "mean_as_history": MetricInfo("AS History", None, (0.0, None)),
         "mean_as_history_distracted": MetricInfo("AS History (distracted)", None, (0.0, None)),
         "n_undefined": MetricInfo("undefined", None, (0.0, None)),
+        "history_starved": MetricInfo("History-starved", False, (0.0, 1.0)),
+        "n_history_starved": MetricInfo("History-starved (n)", None, (0.0, None)),
         "perplexity": MetricInfo("PPL", False, (1.0, None)),
     }
     gold_columns = ("distractor_mask",)
     #: ``includes_query``: each line's ``attention_scores`` ends with the Query's AS (ignored); ``skip_undefined``:
-    #: dialogues whose ratio is undefined (no distractor, no History utterance, zero History attention) are left out
-    #: of the ratio and counted (``n_undefined``) instead of failing the config.
+    #: dialogues without a distracting or without a History utterance are left out of the ratio and counted
+    #: (``n_undefined``) instead of failing the config. A dialogue whose History gets zero attention is never left
+    #: out silently: it is counted in ``history_starved`` (a headline) whatever ``skip_undefined`` says.
     defaults = {"includes_query": False, "skip_undefined": True}
     description = (
         "Predictions: one line per dialogue with `id` and `attention_scores` (the attention score AS of each "
@@ -678,7 +629,10 @@ class AttentionDistribution(Task):
         "response. DAS ratio = mean over dialogues of (mean AS of the distracting utterances) / (mean AS of the "
         "History utterances), from the gold `distractor_mask` (eq. 8; lower is better); `das_ratio_of_means` = "
         "(mean distractor AS) / (mean History AS), robust to the few dialogues whose History gets almost no "
-        "attention; dialogues without a defined ratio are counted in `n_undefined` (a config with no distraction "
+        "attention; `history_starved` = share of the distracted dialogues whose History gets zero attention (or so "
+        "little that the ratio overflows): their ratio is +inf, the worst case, so they are left out of both ratios "
+        "and reported here instead (lower is better; read the ratios together with it); dialogues without a "
+        "distracting or without a History utterance are counted in `n_undefined` (a config with no distraction "
         "reports the History AS only); perplexity = exp(-sum log_likelihood / sum tokens) when given."
     )
 
@@ -688,7 +642,7 @@ class AttentionDistribution(Task):
         return {"attention_scores": pa.list_(pa.float64()), "log_likelihood": pa.float64(), "tokens": pa.int64()}
 
     def instance_stats(self, table, gold, options):
-        from dialshift.metrics import das_ratio
+        from dialshift.metrics.attention import das_kinds, das_stats
 
         column = table.column("attention_scores").combine_chunks()
         if column.null_count:
@@ -696,26 +650,14 @@ class AttentionDistribution(Task):
             raise ValueError(f"attention_scores[{row}] is missing")
         _check_finite_lists(column, "attention_scores")
         _check_perplexity_inputs(table)
-        scores, masks = column.to_pylist(), gold["distractor_mask"].to_pylist()
-        includes_query = bool(options["includes_query"])
-        if any(map(any, masks)):  # the core validates every dialogue (row named); undefined ratios are handled below
-            das_ratio(scores, masks, includes_query=includes_query, skip_undefined=True)
-        distractor, history = np.full(len(scores), np.nan), np.full(len(scores), np.nan)
-        for row, (values, mask) in enumerate(zip(scores, masks, strict=True)):
-            values = np.asarray(values[:-1] if includes_query else values, dtype=np.float64)
-            flags = np.asarray(mask, dtype=bool)
-            if len(values) != len(flags):
-                raise ValueError(f"attention_scores[{row}] has {len(values)} values for {len(flags)} utterances")
-            if flags.any():
-                distractor[row] = values[flags].mean()
-            if (~flags).any():
-                history[row] = values[~flags].mean()
-        defined = np.isfinite(distractor) & np.isfinite(history) & (np.nan_to_num(history) > 0)
-        if not options.get("skip_undefined", True) and not defined.all() and np.isfinite(distractor).any():
-            row = int(np.flatnonzero(~defined)[0])
+        stats = das_stats(column.to_pylist(), gold["distractor_mask"].to_pylist(),
+                          includes_query=bool(options["includes_query"]))  # validates every dialogue (row named)
+        rated, starved = das_kinds(stats)
+        if not options.get("skip_undefined", True) and not (rated | starved).all() and \
+                np.isfinite(stats["distractor"]).any():
+            row = int(np.flatnonzero(~(rated | starved))[0])
             raise ValueError(f"dialogue {row}: its DAS ratio is undefined "
                              "(pass --option skip_undefined=true to leave it out)")
-        stats = {"distractor": distractor, "history": history, "defined": defined.astype(np.float64)}
         for field, kind in (("log_likelihood", np.float64), ("tokens", np.float64)):
             values = table.column(field).to_numpy(zero_copy_only=False) if field in table.column_names else None
             if values is not None and not np.isnan(np.asarray(values, dtype=np.float64)).all():
@@ -724,31 +666,28 @@ class AttentionDistribution(Task):
         return stats
 
     def metrics(self, stats, options, weights=None):
-        defined = stats["defined"] > 0
-        counts = np.ones(len(defined)) if weights is None else weights
+        from dialshift.metrics._weighted import masked_mean
+        from dialshift.metrics.attention import das_compute
 
-        def mean(values, rows):
-            total = counts[rows].sum()
-            return float(np.dot(counts[rows], values[rows]) / total) if total else float("nan")
-
-        has_history = np.isfinite(stats["history"])
-        result = {"mean_as_history": mean(stats["history"], has_history)}
-        if defined.any():
-            ratio = np.where(defined, stats["distractor"] / np.where(defined, stats["history"], 1.0), 0.0)
-            result["das_ratio"] = mean(ratio, defined)
-            result["mean_as_distractor"] = mean(stats["distractor"], defined)
-            result["mean_as_history_distracted"] = mean(stats["history"], defined)
-            history = result["mean_as_history_distracted"]
-            result["das_ratio_of_means"] = result["mean_as_distractor"] / history if history else float("nan")
-            result["n_undefined"] = float(counts[~defined & np.isfinite(stats["distractor"])].sum())
+        result = {"mean_as_history": masked_mean(stats["history"], np.isfinite(stats["history"]), weights)}
+        if np.isfinite(stats["distractor"]).any():
+            das = das_compute(stats, weights)
+            result["das_ratio"] = das["das_ratio"]
+            result["history_starved"] = das["history_starved"]
+            result["mean_as_distractor"] = das["mean_as_distractor"]
+            result["mean_as_history_distracted"] = das["mean_as_history"]
+            result["das_ratio_of_means"] = das["das_ratio_of_means"]
+            result["n_history_starved"] = das["n_history_starved"]
+            result["n_undefined"] = das["n_undefined"]
         if "log_likelihood" in stats and "tokens" in stats:
+            counts = np.ones(len(stats["history"])) if weights is None else weights
             tokens = float(np.dot(counts, stats["tokens"]))
             result["perplexity"] = float(np.exp(-np.dot(counts, stats["log_likelihood"]) / tokens)) if tokens else \
                 float("nan")
         return result
 
     def headline(self, options):
-        return ("das_ratio", "das_ratio_of_means", "mean_as_distractor", "mean_as_history",
+        return ("das_ratio", "history_starved", "das_ratio_of_means", "mean_as_distractor", "mean_as_history",
                 *(("perplexity",) if options.get("perplexity") else ()))
 
 

@@ -31,17 +31,19 @@ Args:
     distractor_mask (`list` of `list` of `int`): per dialogue, 1 for a distracting utterance and 0 for an original
         History utterance, aligned with attention_scores.
     includes_query (`bool`, defaults to False): whether each attention_scores list ends with the Query's AS.
-    skip_undefined (`bool`, defaults to False): skip dialogues without a distractor or without History instead of
-        raising ValueError.
+    skip_undefined (`bool`, defaults to False): skip dialogues without a distractor or without History, and count
+        (never drop silently) those whose History gets zero attention, instead of raising ValueError.
 Returns:
     das_ratio (`float`): eq. 8; lower is better.
     mean_as_distractor (`float`): mean over dialogues of the mean AS of the distracting utterances.
     mean_as_history (`float`): mean over dialogues of the mean AS of the original History utterances.
     n_dialogues (`int`): dialogues used.
+    n_history_starved (`int`): dialogues whose History gets zero attention (ratio +inf; with skip_undefined=True).
+    history_starved (`float`): their share among the dialogues with both distracting and History utterances.
 Examples:
     >>> das_metric = evaluate.load("das_ratio")
     >>> das_metric.compute(attention_scores=[[0.5, 1.0, 1.5], [0.4, 0.8]], distractor_mask=[[1, 0, 0], [0, 1]])
-    {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2}
+    {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2, 'n_history_starved': 0, 'history_starved': 0.0}
 """
 
 
