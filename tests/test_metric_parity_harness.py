@@ -20,6 +20,7 @@ from test_metrics_evaluate import ROOT, run_python
 
 from dialshift.metrics import attention, calibration, ranking
 from dialshift.metrics import open_world as ow
+from dialshift.metrics import smooth_calibration as smooth
 from dialshift.scoring.tasks import get_task
 
 N = 240
@@ -67,6 +68,13 @@ CASES = {
         "ece", lambda p, y: {"ece": calibration.ece(p, y, n_bins=15)["ece"]},
         partial(calibration.top_label_stats, n_bins=15),
         lambda s, w: {"ece": calibration.ece_compute(s, 15, w)}),
+    "smooth_ece": _calibration_case(
+        "smooth_ece", lambda p, y: smooth.smooth_ece(p, y), calibration.top_label_stats,
+        lambda s, w: dict(zip(("smooth_ece", "bandwidth"), smooth.smooth_ece_compute(s, w, return_bandwidth=True),
+                              strict=True))),
+    "debiased_l2": _calibration_case(
+        "debiased_l2", lambda p, y: smooth.debiased_l2(p, y), calibration.top_label_stats,
+        lambda s, w: {"debiased_l2": smooth.debiased_l2_compute(s, 15, w)}),
     "brier": _calibration_case(
         "brier", lambda p, y: {"brier": calibration.brier(p, y)["brier"]}, calibration.brier_stats,
         lambda s, w: {"brier": calibration.brier_compute(s, w)}),
@@ -135,7 +143,7 @@ def test_weights_are_counts_of_an_explicit_resample(name, data):
 
 
 #: the metrics whose compute takes an R x N block of replicates at once
-BATCHED = ("ece", "brier", "recall_at_k", "das_ratio")
+BATCHED = ("ece", "smooth_ece", "debiased_l2", "brier", "recall_at_k", "das_ratio")
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -169,7 +177,9 @@ def test_scoring_tasks_are_the_core_with_unit_weights(data):
     task, stats = _task_stats("response_ranking", rows, {"label": data["labels"]}, options)
     core = {**CASES["recall_at_k"]["public"](data["logits"], data["labels"]),
             **CASES["brier"]["public"](data["probabilities"], data["labels"]),
-            **CASES["ece"]["public"](data["probabilities"], data["labels"])}
+            **CASES["ece"]["public"](data["probabilities"], data["labels"]),
+            **CASES["debiased_l2"]["public"](data["probabilities"], data["labels"]),
+            "smooth_ece": CASES["smooth_ece"]["public"](data["probabilities"], data["labels"])["smooth_ece"]}
     checks.append((task, stats, options, core))
 
     options = {"includes_query": False, "skip_undefined": True}

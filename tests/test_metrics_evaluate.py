@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ["ece", "brier", "recall_at_k", "open_world_f1", "ood_detection", "das_ratio"]
+MODULES = ["ece", "smooth_ece", "debiased_l2", "brier", "recall_at_k", "open_world_f1", "ood_detection", "das_ratio"]
 CARD_SECTIONS = [
     "Description",
     "How to Use",
@@ -58,6 +58,8 @@ attention = [list(rng.random(n) + 0.1) for n in rng.integers(2, 7, 50)]
 masks = [[1] + [0] * (len(a) - 1) for a in attention]
 cases = {
     "ece": (dict(predictions=probabilities, references=labels), dict(n_bins=10, binning="equal_mass", norm="l2")),
+    "smooth_ece": (dict(predictions=probabilities, references=labels), dict()),
+    "debiased_l2": (dict(predictions=probabilities, references=labels), dict(n_bins=10)),
     "brier": (dict(predictions=probabilities, references=labels), dict(n_bins=10)),
     "recall_at_k": (dict(predictions=probabilities, references=labels), dict(k=[1, 3], ties="expected")),
     "open_world_f1": (dict(predictions=predicted, references=intents), dict(oos_label=4)),

@@ -165,3 +165,39 @@ def test_ood_detection_matches_sklearn(seed):
     )
     fpr, tpr, _ = sklearn_metrics.roc_curve(in_domain, scores, drop_intermediate=False)
     assert result["fpr@95tpr"] == pytest.approx(fpr[np.searchsorted(tpr, 0.95 - 1e-12)], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_smooth_ece_matches_relplot(seed):
+    relplot = pytest.importorskip("relplot")
+    from dialshift.metrics import smooth_ece
+
+    rng = np.random.default_rng(seed)
+    n, k = [60, 400, 3000, 20000, 150, 1000][seed], [2, 5, 10][seed % 3]
+    logits = rng.normal(size=(n, k)) * rng.uniform(0.3, 4.0)
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    labels = (probabilities.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1) if seed % 2 else rng.integers(0, k, n)
+    confidence = probabilities.max(axis=1)
+    correct = (probabilities.argmax(axis=1) == labels).astype(float)
+    expected, bandwidth = relplot.smECE(confidence, correct, return_width=True)
+    result = smooth_ece(probabilities, labels)
+    assert result["smooth_ece"] == pytest.approx(expected, abs=1e-6)
+    assert result["bandwidth"] == bandwidth
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_debiased_l2_matches_uncertainty_calibration(seed):
+    calibration = pytest.importorskip("calibration")
+    from dialshift.metrics import debiased_l2
+
+    rng = np.random.default_rng(seed)
+    n, k = [60, 400, 3000, 20000, 150, 1000][seed], [2, 5, 10][seed % 3]
+    logits = rng.normal(size=(n, k)) * rng.uniform(0.3, 4.0)
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    labels = (probabilities.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1) if seed % 2 else rng.integers(0, k, n)
+    expected = calibration.get_calibration_error(probabilities, labels, p=2, debias=True, mode="top-label")
+    assert debiased_l2(probabilities, labels)["debiased_l2"] == pytest.approx(expected, abs=1e-6)
+    bins = [15, 4, 30][seed % 3]
+    expected = calibration.lower_bound_scaling_ce(probabilities, labels, p=2, debias=True, num_bins=bins,
+                                                  mode="top-label")
+    assert debiased_l2(probabilities, labels, n_bins=bins)["debiased_l2"] == pytest.approx(expected, abs=1e-6)

@@ -3,7 +3,8 @@
 Each function takes the same arguments as the ``compute`` of its evaluate module in ``metrics/<name>/`` and returns
 the same dict; the modules are thin wrappers over these functions, so there is one source of truth per metric.
 
->>> from dialshift.metrics import ece, brier, recall_at_k, open_world_f1, ood_detection, das_ratio
+>>> from dialshift.metrics import ece, smooth_ece, debiased_l2, brier, recall_at_k, open_world_f1, ood_detection
+>>> from dialshift.metrics import das_ratio
 """
 
 from dialshift.metrics.attention import (
@@ -15,9 +16,10 @@ from dialshift.metrics.attention import (
 from dialshift.metrics.calibration import brier, ece
 from dialshift.metrics.open_world import ood_detection, open_world_f1
 from dialshift.metrics.ranking import recall_at_k
+from dialshift.metrics.smooth_calibration import debiased_l2, smooth_ece
 
 #: The evaluate modules shipped with dialshift (the folders of ``metrics/``, installed as ``dialshift_metrics``).
-MODULES = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
+MODULES = ("brier", "das_ratio", "debiased_l2", "ece", "ood_detection", "open_world_f1", "recall_at_k", "smooth_ece")
 
 __all__ = [
     "attention_scores_dynamic",
@@ -25,8 +27,10 @@ __all__ = [
     "attention_scores_static",
     "brier",
     "das_ratio",
+    "debiased_l2",
     "ece",
     "ood_detection",
     "open_world_f1",
     "recall_at_k",
+    "smooth_ece",
 ]

@@ -353,11 +353,19 @@ def _calibration_stats(probabilities, labels, n_bins: int) -> dict:
     return top_label_stats(probabilities, labels, n_bins)  # validates the probabilities and labels
 
 
-def _calibration_metrics(stats: dict, n_bins: int, weights=None) -> dict:
-    """The calibration metrics of a task's top-label statistics, from the core's weighted computes."""
-    from dialshift.metrics.calibration import ece_compute
+#: The calibration metrics of a task with probabilities (all lower is better, in [0, 1]).
+CALIBRATION_INFO = {"ece": MetricInfo("ECE", False), "smooth_ece": MetricInfo("smECE", False),
+                    "debiased_l2": MetricInfo("L2-CE (debiased)", False)}
 
-    return {"ece": ece_compute(stats, n_bins, weights)}
+
+def _calibration_metrics(stats: dict, n_bins: int, weights=None) -> dict:
+    """The calibration metrics of a task's top-label statistics, from the core's weighted computes: binned ECE,
+    smooth ECE and the debiased L2 calibration error (over ``n_bins`` equal-mass bins)."""
+    from dialshift.metrics.calibration import ece_compute
+    from dialshift.metrics.smooth_calibration import debiased_l2_compute, smooth_ece_compute
+
+    return {"ece": ece_compute(stats, n_bins, weights), "smooth_ece": smooth_ece_compute(stats, weights),
+            "debiased_l2": debiased_l2_compute(stats, n_bins, weights)}
 
 
 def _reliability(stats: dict, n_bins: int) -> dict:
@@ -367,7 +375,9 @@ def _reliability(stats: dict, n_bins: int) -> dict:
     bins = reliability_bins(top_label_state(stats, n_bins), n_bins)
     for key in ("bin_confidence", "bin_accuracy"):
         bins[key] = [None if np.isnan(value) else value for value in bins[key]]
-    return {**bins, "ece": _calibration_metrics(stats, n_bins)["ece"]}
+    from dialshift.metrics.calibration import ece_compute
+
+    return {**bins, "ece": ece_compute(stats, n_bins)}
 
 
 # ----------------------------------------------------------------------------------------------- the tasks
@@ -378,13 +388,13 @@ class ResponseRanking(Task):
 
     name = "response_ranking"
     inputs = "id, probabilities (K values), scores (optional)"
-    outputs = "R@k/K, MRR, Brier, ECE"
+    outputs = "R@k/K, MRR, Brier, ECE, smECE, L2-CE"
     hub_task_type = "text-ranking"
     metric_info = {
         r"recall@(\d+)": MetricInfo("R@{0}/{candidates}", True),
         "mrr": MetricInfo("MRR", True),
         "brier": MetricInfo("Brier", False, (0.0, 2.0)),
-        "ece": MetricInfo("ECE", False),
+        **CALIBRATION_INFO,
     }
     gold_columns = ("label", CANDIDATE_COUNT)
     #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
@@ -396,7 +406,12 @@ class ResponseRanking(Task):
         "whose gold candidate ranks in the top k of K (ties counted against the gold one); MRR = mean reciprocal "
         "rank; Brier = mean over instances of the sum over candidates of (p - onehot)^2 (range [0, 2]); "
         "ECE = top-label expected calibration error over {ece_bins} equal-width right-closed bins (the defaults of "
-        "`uncertainty-calibration`'s `get_ece`, as used by Lee et al.)."
+        "`uncertainty-calibration`'s `get_ece`, as used by Lee et al.) "
+        "(the binned plug-in statistic: biased upward on finite samples, so its interval is an interval for that "
+        "statistic, not for the true calibration error; docs/metrics.md measures its coverage); smooth ECE = "
+        "Blasiok and Nakkiran's kernel-smoothed ECE with automatic bandwidth (relplot's smECE); debiased L2 = Kumar "
+        "et al.'s debiased L2 calibration error over {ece_bins} equal-mass bins (uncertainty-calibration's "
+        "get_calibration_error(debias=True)), both top-label."
     )
 
     @property
@@ -441,7 +456,7 @@ class ResponseRanking(Task):
         return result
 
     def headline(self, options):
-        return ("recall@1", "mrr", "brier", "ece")
+        return ("recall@1", "mrr", "brier", "ece", "smooth_ece", "debiased_l2")
 
     def reliability(self, stats, options):
         return _reliability(stats, int(options["ece_bins"]))
@@ -452,12 +467,12 @@ class PairwiseSelection(Task):
 
     name = "pairwise_selection"
     inputs = "id, scores or prediction, probabilities (optional)"
-    outputs = "accuracy, accuracy per type, ECE"
+    outputs = "accuracy, accuracy per type, ECE, smECE, L2-CE"
     hub_task_type = "text-ranking"
     metric_info = {
         "accuracy": MetricInfo("Acc", True),
         "accuracy/(.+)": MetricInfo("Acc {0}", True),
-        "ece": MetricInfo("ECE", False),
+        **CALIBRATION_INFO,
     }
     gold_columns = ("label", "type", CANDIDATE_COUNT)
     #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
@@ -467,7 +482,12 @@ class PairwiseSelection(Task):
         "the choice, a tie counts as wrong) or `prediction` (the index of the chosen response), and optionally "
         "`probabilities` (one per response, summing to 1). Accuracy = share of instances whose choice is the gold "
         "response; `accuracy/<type>` the same within each gold `type`; with probabilities, ECE = top-label "
-        "expected calibration error over {ece_bins} equal-width right-closed bins."
+        "expected calibration error over {ece_bins} equal-width right-closed bins "
+        "(the binned plug-in statistic: biased upward on finite samples, so its interval is an interval for that "
+        "statistic, not for the true calibration error; docs/metrics.md measures its coverage); smooth ECE = "
+        "Blasiok and Nakkiran's kernel-smoothed ECE with automatic bandwidth (relplot's smECE); debiased L2 = Kumar "
+        "et al.'s debiased L2 calibration error over {ece_bins} equal-mass bins (uncertainty-calibration's "
+        "get_calibration_error(debias=True)), both top-label."
     )
 
     @property
@@ -522,7 +542,7 @@ class PairwiseSelection(Task):
         return _reliability(stats, int(options["ece_bins"])) if "confidence" in stats else None
 
     def headline(self, options):
-        calibration = ("ece",) if options.get("calibrated") else ()
+        calibration = ("ece", "smooth_ece", "debiased_l2") if options.get("calibrated") else ()
         return ("accuracy", *calibration, *(f"accuracy/{name}" for name in options.get("types", ())))
 
 

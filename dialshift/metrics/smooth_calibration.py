@@ -1,0 +1,216 @@
+"""Calibration error estimators without the upward bias of binned ECE: smooth ECE and the debiased L2 error.
+
+Both take the top-label statistics of :func:`dialshift.metrics.calibration.top_label_stats` (confidence ``f`` and
+correctness ``y`` of the predicted class) and count instance ``i`` ``weights[i]`` times (``None``, ``N`` counts, or
+an ``R x N`` block of bootstrap replicates; see :mod:`dialshift.metrics._weighted`).
+
+**Smooth ECE** (Błasiok and Nakkiran, 2023, "Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing"), as
+computed by their ``relplot`` package's ``smECE`` (1.0.3; reimplemented here, vectorised over replicates): the
+residuals ``r = f - y`` and the unit masses are spread linearly onto a grid of ``E = max(2000, round(20/s)) // 2 + 1``
+points over [0, 1], convolved with a Gaussian kernel of bandwidth ``s`` reflected at 0 and 1, and read by linear
+interpolation at ``max(round(10/s), 200)`` evaluation points ``t``; with ``R(t)`` the smoothed residual sum and
+``D(t)`` the smoothed mass plus 1e-4, ``smECE_s = sum_t |R(t)/D(t)| D(t) / sum_t D(t)``. The bandwidth is the fixed
+point ``s = smECE_s``, found by ``relplot``'s bisection (10 halvings from 1, bandwidths below 0.001 accepted), and
+the estimate is ``smECE`` at that bandwidth. Its population value (the same functional of the true calibration
+function, with ``y`` replaced by ``P(y = 1 | f)``) is the target of its bootstrap interval.
+
+**Debiased L2 calibration error** (Kumar, Liang and Ma, 2019, "Verified Uncertainty Calibration"), as computed by
+their ``uncertainty-calibration`` package's ``get_calibration_error(probs, labels, p=2, debias=True,
+mode="top-label")`` for non-discrete probabilities (0.1.4): ``n_bins`` equal-mass bins (``get_equal_bins``: the
+sorted confidences split into ``n_bins`` consecutive parts as ``numpy.array_split`` does, edges halfway between
+neighbouring parts, the last edge 1, right-closed); in each bin ``b`` with ``n_b >= 2`` instances, the squared gap
+``(mean f - mean y)^2`` minus its bias ``ybar (1 - ybar) / (n_b - 1)``; the bin-size-weighted sum, clipped at 0, and
+its square root. It estimates the L2 calibration error ``sqrt(E[(f - P(y = 1 | f))^2])`` (a slight under-estimate by
+the binning, Kumar et al.'s lower bound), which is the target of its bootstrap interval.
+"""
+
+import numpy as np
+
+from dialshift.metrics._weighted import as_weights, weighted_bincount
+
+#: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
+DENSITY_FLOOR = 1e-4
+MIN_BANDWIDTH = 1e-3
+BISECTIONS = 10
+
+
+def _rows(weights, n: int) -> np.ndarray:
+    weights = as_weights(weights, n)
+    return np.ones((1, n)) if weights is None else np.atleast_2d(weights)
+
+
+def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
+    """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (relplot's
+    ``smooth_round_to_grid``)."""
+    position = confidence * (grid - 1)
+    lower = position.astype(np.int64).clip(0, grid - 2)
+    upper_share = position - lower
+    if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
+        weights = weights[0]
+    sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
+            + weighted_bincount(lower + 1, upper_share * values, grid, weights))
+    return np.atleast_2d(sums)
+
+
+def _kernel(grid: int, bandwidth: float) -> np.ndarray:
+    """relplot's ``GaussianKernel.kernel_ev``: the Gaussian density of standard deviation ``bandwidth`` centred at
+    0.5, sampled at the ``grid`` points of [0, 1]."""
+    t = np.linspace(0.0, 1.0, grid)
+    return np.exp(-(t - 0.5) * (t - 0.5) / (2 * bandwidth**2)) / (np.sqrt(2 * np.pi) * bandwidth)
+
+
+def _period(sums: np.ndarray) -> np.ndarray:
+    """One period (``2 (E - 1)`` values) of the mirror-symmetric periodic extension of each row of ``sums``: relplot's
+    reflected extension ``[flip(v)[:-1], v, flip(v)[1:]]`` is three of its half-periods."""
+    return np.concatenate([sums, sums[:, -2:0:-1]], axis=1)
+
+
+def _interpolate(t: np.ndarray, smoothed: np.ndarray) -> np.ndarray:
+    """Linear interpolation of rows given at ``i / (E - 1)`` at the points ``t`` (relplot's ``interpolate``)."""
+    grid = smoothed.shape[-1]
+    step = 1 / (grid - 1)
+    index = (t * (grid - 1)).astype(np.int64).clip(0, grid - 2)
+    residual = (t - index * step) / step
+    return smoothed[:, index] * (1 - residual) + smoothed[:, index + 1] * residual
+
+
+def _smooth_ece_at(confidence, residual, weights, bandwidths, cache: dict) -> np.ndarray:
+    """smECE of every row of ``weights`` (``R x N``) at its own bandwidth (an array of ``R``).
+
+    relplot's ``np.convolve(extended, kernel, "valid")[E // 2: E // 2 + E]`` of the reflected extension equals the
+    circular convolution of the periodic extension (period ``P = 2 (E - 1)``, at least the kernel's length) with
+    the kernel, read at ``i + E // 2``; it is computed as a product of FFTs of size ``P``. ``cache`` keeps what does not
+    depend on the bandwidth (each row's spectra, per grid size) and each bandwidth's kernel spectrum, so a bisection
+    step costs two inverse FFTs per row."""
+    from scipy import fft
+
+    result = np.empty(len(bandwidths))
+    grids = np.maximum(2000, np.round(20 / bandwidths)).astype(np.int64) // 2 + 1
+    points = np.maximum(np.round(10 / bandwidths), 200).astype(np.int64)
+    for grid in (int(g) for g in np.unique(grids)):
+        rows = np.flatnonzero(grids == grid)
+        period = 2 * (grid - 1)
+        if ("rows", grid) not in cache:
+            cache["rows", grid] = (np.zeros((len(weights), period // 2 + 1), complex),
+                                   np.zeros((len(weights), period // 2 + 1), complex), np.zeros(len(weights), bool))
+        residual_spectra, mass_spectra, done = cache["rows", grid]
+        missing = rows[~done[rows]]
+        if len(missing):
+            for spectra, values in ((residual_spectra, residual), (mass_spectra, np.ones_like(confidence))):
+                spectra[missing] = fft.rfft(_period(_grid_sums(confidence, values, grid, weights[missing])), axis=1)
+            done[missing] = True
+        kernels = np.empty((len(rows), period // 2 + 1), complex)
+        for i, bandwidth in enumerate(bandwidths[rows]):
+            key = ("kernel", grid, float(bandwidth))
+            if key not in cache:
+                cache[key] = fft.rfft(_kernel(grid, float(bandwidth)), period)
+            kernels[i] = cache[key]
+        read = (np.arange(grid) + grid // 2) % period
+        smoothed = [fft.irfft(spectra[rows] * kernels, period, axis=1)[:, read]
+                    for spectra in (residual_spectra, mass_spectra)]
+        for count in np.unique(points[rows]):
+            inside = points[rows] == count
+            t = np.linspace(0.0, 1.0, int(count))
+            total_residual = np.abs(_interpolate(t, smoothed[0][inside])).sum(axis=1)
+            total_density = (_interpolate(t, smoothed[1][inside]) + DENSITY_FLOOR).sum(axis=1)
+            result[rows[inside]] = total_residual / total_density  # sum |R/D| D / sum D = sum |R| / sum D
+    return result
+
+
+def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False):
+    """Smooth ECE (module docstring) of :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted
+    ``weights[i]`` times: a float (an array of ``R`` for ``R x N`` weights); with ``return_bandwidth`` also the
+    bandwidth(s). ``stats["correct"]`` may hold probabilities ``P(y = 1 | f)`` (a population value)."""
+    confidence = np.asarray(stats["confidence"], dtype=np.float64)
+    residual = confidence - np.asarray(stats["correct"], dtype=np.float64)
+    rows = _rows(weights, len(confidence))
+    cache: dict = {}
+
+    def accepted(bandwidths):
+        return (bandwidths < MIN_BANDWIDTH) | (bandwidths < _smooth_ece_at(confidence, residual, rows, bandwidths,
+                                                                           cache))
+
+    upper = np.ones(len(rows))
+    searching = ~accepted(upper)
+    lower = np.zeros(len(rows))
+    for _ in range(BISECTIONS):  # relplot's search_param: the smallest rejected bandwidth on a 1/1024 grid
+        middle = (upper + lower) / 2
+        ok = accepted(middle)
+        lower = np.where(searching & ok, middle, lower)
+        upper = np.where(searching & ~ok, middle, upper)
+    value = _smooth_ece_at(confidence, residual, rows, upper, cache)
+    if np.ndim(weights) != 2:
+        value, upper = float(value[0]), float(upper[0])
+    return (value, upper) if return_bandwidth else value
+
+
+def _equal_mass_edges(sorted_confidence, counts, n_bins: int) -> np.ndarray:
+    """``uncertainty-calibration``'s ``get_equal_bins`` on the sorted confidences, instance ``i`` repeated
+    ``counts[i]`` times: the upper edges, deduplicated, the last one 1.0."""
+    total = int(counts.sum())
+    parts = min(n_bins, total)
+    size, extra = divmod(total, parts)
+    starts = np.arange(1, parts) * size + np.minimum(np.arange(1, parts), extra)  # numpy.array_split's part starts
+    cumulative = np.cumsum(counts)
+    first = sorted_confidence[np.searchsorted(cumulative, starts, side="right")]
+    last = sorted_confidence[np.searchsorted(cumulative, starts - 1, side="right")]
+    return np.unique(np.append((last + first) / 2.0, 1.0))
+
+
+def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None):
+    """Debiased L2 calibration error (module docstring) of
+    :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted ``weights[i]`` times: a float, or
+    an array of ``R`` for ``R x N`` weights."""
+    confidence = np.asarray(stats["confidence"], dtype=np.float64)
+    correct = np.asarray(stats["correct"], dtype=np.float64)
+    rows = _rows(weights, len(confidence))
+    order = np.argsort(confidence, kind="stable")
+    sorted_confidence = confidence[order]
+    values = np.empty(len(rows))
+    for r, counts in enumerate(rows):
+        edges = _equal_mass_edges(sorted_confidence, counts[order], n_bins)
+        bins = np.minimum(np.searchsorted(edges, confidence, side="left"), len(edges) - 1)
+        size = np.bincount(bins, weights=counts, minlength=len(edges))
+        gap = np.bincount(bins, weights=counts * (confidence - correct), minlength=len(edges))
+        hits = np.bincount(bins, weights=counts * correct, minlength=len(edges))
+        usable = size >= 2
+        n_b, mean_hit = size[usable], hits[usable] / size[usable]
+        squared = (gap[usable] / n_b) ** 2 - mean_hit * (1.0 - mean_hit) / (n_b - 1.0)
+        values[r] = np.sqrt(max(float(np.sum(n_b / size.sum() * squared)), 0.0))
+    return float(values[0]) if np.ndim(weights) != 2 else values
+
+
+def smooth_ece(predictions, references):
+    """Smooth ECE of the top-label prediction (Błasiok and Nakkiran, 2023; ``relplot.smECE``).
+
+    Args:
+        predictions: ``N x K`` class probabilities; references: ``N`` gold class ids.
+
+    Returns:
+        ``{"smooth_ece": float, "bandwidth": float}`` (the kernel bandwidth, the fixed point of the module doc).
+
+    Example:
+        >>> result = smooth_ece([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1, 1])
+        >>> round(result["smooth_ece"], 4), result["bandwidth"]
+        (0.1316, 0.1328125)
+    """
+    from dialshift.metrics.calibration import top_label_stats
+
+    value, bandwidth = smooth_ece_compute(top_label_stats(predictions, references), return_bandwidth=True)
+    return {"smooth_ece": value, "bandwidth": bandwidth}
+
+
+def debiased_l2(predictions, references, n_bins=15):
+    """Debiased L2 calibration error of the top-label prediction over ``n_bins`` equal-mass bins (Kumar et al., 2019;
+    ``uncertainty-calibration``'s ``get_calibration_error(debias=True, mode="top-label")``).
+
+    Example:
+        >>> result = debiased_l2([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1, 1], n_bins=2)
+        >>> round(result["debiased_l2"], 4)
+        0.0
+    """
+    from dialshift.metrics._checks import check_n_bins
+    from dialshift.metrics.calibration import top_label_stats
+
+    stats = top_label_stats(predictions, references)
+    return {"debiased_l2": debiased_l2_compute(stats, check_n_bins(n_bins))}
