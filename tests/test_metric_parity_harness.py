@@ -236,3 +236,15 @@ def test_evaluate_modules_equal_the_core_over_batches(data, tmp_path):
         expected = case["public"](*case["arguments"](data))
         module = results[case["module"]]
         assert_close({key: module[key] for key in expected}, json.loads(json.dumps(expected)), f"module {name}")
+
+
+def test_a_replicate_without_instances_is_nan():
+    """A config's replicate may draw none of its ids (paired on shared ids): every calibration estimate is NaN."""
+    data = inputs(1)
+    stats = calibration.top_label_stats(data["probabilities"], data["labels"])
+    block = np.ones((2, N))
+    block[1] = 0
+    for compute in (partial(calibration.ece_compute, n_bins=15), smooth.smooth_ece_compute,
+                    partial(smooth.debiased_l2_compute, n_bins=15)):
+        values = compute(stats, weights=block)
+        assert np.isfinite(values[0]) and np.isnan(values[1])

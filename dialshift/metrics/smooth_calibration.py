@@ -139,6 +139,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
         lower = np.where(searching & ok, middle, lower)
         upper = np.where(searching & ~ok, middle, upper)
     value = _smooth_ece_at(confidence, residual, rows, upper, cache)
+    value[rows.sum(axis=1) == 0] = np.nan  # a replicate that draws no instance
     if np.ndim(weights) != 2:
         value, upper = float(value[0]), float(upper[0])
     return (value, upper) if return_bandwidth else value
@@ -166,8 +167,10 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None):
     rows = _rows(weights, len(confidence))
     order = np.argsort(confidence, kind="stable")
     sorted_confidence = confidence[order]
-    values = np.empty(len(rows))
+    values = np.full(len(rows), np.nan)  # NaN for a replicate that draws no instance
     for r, counts in enumerate(rows):
+        if not counts.any():
+            continue
         edges = _equal_mass_edges(sorted_confidence, counts[order], n_bins)
         bins = np.minimum(np.searchsorted(edges, confidence, side="left"), len(edges) - 1)
         size = np.bincount(bins, weights=counts, minlength=len(edges))
