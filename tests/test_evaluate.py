@@ -48,7 +48,8 @@ def test_outputs_have_the_submission_shape(setup):
             assert probabilities.shape == (len(rows), 10) and np.allclose(probabilities.sum(1), 1, atol=1e-5)
             assert all(len(r["scores"]) == 10 for r in rows)
             assert 0 <= values["recall@1"] <= 1 and 0 <= values["ece"] <= 1 and 0 <= values["brier"] <= 2
-            assert set(values) == {"recall@1", "recall@2", "recall@5", "mrr", "brier", "ece", "instances"}
+            assert set(values) == {"recall@1", "recall@2", "recall@5", "mrr", "brier", "ece", "smooth_ece",
+                                   "debiased_l2", "instances"}
             assert all(interval is not None for interval in document["intervals"][config].values())
         assert document["options"]["dailydialog"]["ece_bins"] == 15  # uncertainty-calibration's get_ece default
         assert set(document["differences"]) == set(document["results"]) - {"dailydialog"}
