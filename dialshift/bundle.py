@@ -164,7 +164,7 @@ def build_wheels(out: Path, packages=WHEEL_PACKAGES, python_versions=PYTHON_VERS
             tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
             raise DialshiftError(f"pip could not {what} ({tail[0]}); check the network or pass --wheel-cache")
 
-    call(["wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)], "build the dialshift "
+    call(["wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], "build the dialshift "
          "wheel")
     for package in packages:
         try:
