@@ -248,3 +248,24 @@ def test_a_replicate_without_instances_is_nan():
                     partial(smooth.debiased_l2_compute, n_bins=15)):
         values = compute(stats, weights=block)
         assert np.isfinite(values[0]) and np.isnan(values[1])
+
+
+def test_smooth_ece_at_the_point_bandwidth_is_the_fft_path_at_that_bandwidth():
+    """The scoring bootstrap's fast path (one matrix product per block at the point estimate's bandwidth) equals
+    relplot's FFT smoothing evaluated row by row at that bandwidth, and a replicate with no instance is NaN."""
+    from dialshift.metrics.smooth_calibration import _smooth_ece_at, smooth_ece_compute
+
+    rng = np.random.default_rng(7)
+    confidence = rng.uniform(0.3, 1.0, 500)
+    stats = {"confidence": confidence, "correct": (rng.random(500) < confidence ** 1.5).astype(np.float64)}
+    weights = np.stack([np.bincount(rng.integers(0, 500, 500), minlength=500) for _ in range(6)]).astype(np.float64)
+    weights[2] = 0.0
+    fast, bandwidths = smooth_ece_compute(stats, weights, return_bandwidth=True, bandwidth="point")
+    _, point = smooth_ece_compute(stats, return_bandwidth=True)
+    assert np.all(bandwidths == point)
+    slow = _smooth_ece_at(confidence, confidence - stats["correct"], weights, np.full(6, point), {})
+    keep = np.arange(6) != 2
+    np.testing.assert_allclose(fast[keep], slow[keep], rtol=1e-10, atol=1e-13)
+    assert np.isnan(fast[2])
+    with pytest.raises(ValueError, match="bandwidth must be"):
+        smooth_ece_compute(stats, weights, bandwidth="fixed")

@@ -364,7 +364,8 @@ def _calibration_metrics(stats: dict, n_bins: int, weights=None) -> dict:
     from dialshift.metrics.calibration import ece_compute
     from dialshift.metrics.smooth_calibration import debiased_l2_compute, smooth_ece_compute
 
-    return {"ece": ece_compute(stats, n_bins, weights), "smooth_ece": smooth_ece_compute(stats, weights),
+    return {"ece": ece_compute(stats, n_bins, weights),
+            "smooth_ece": smooth_ece_compute(stats, weights, bandwidth="point"),  # replicates at the point bandwidth
             "debiased_l2": debiased_l2_compute(stats, n_bins, weights)}
 
 
