@@ -144,6 +144,23 @@ def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.nda
     return total_residual / total_density
 
 
+#: Point-estimate bandwidths by a digest of the statistics: a bootstrap calls the compute once per block of replicates
+#: with the same statistics, and the search is the costly part.
+_POINT_BANDWIDTHS: dict = {}
+
+
+def _point_bandwidth(stats: dict, confidence: np.ndarray, residual: np.ndarray) -> float:
+    """The bandwidth of the unweighted statistics (relplot's search), remembered for the last 64 statistics."""
+    import hashlib
+
+    key = hashlib.blake2b(confidence.tobytes() + residual.tobytes(), digest_size=16).digest()
+    if key not in _POINT_BANDWIDTHS:
+        if len(_POINT_BANDWIDTHS) >= 64:
+            _POINT_BANDWIDTHS.pop(next(iter(_POINT_BANDWIDTHS)))
+        _POINT_BANDWIDTHS[key] = smooth_ece_compute(stats, return_bandwidth=True)[1]
+    return _POINT_BANDWIDTHS[key]
+
+
 def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False, bandwidth: str = "search"):
     """Smooth ECE (module docstring) of :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted
     ``weights[i]`` times: a float (an array of ``R`` for ``R x N`` weights); with ``return_bandwidth`` also the
@@ -159,7 +176,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
     if bandwidth not in ("search", "point"):
         raise ValueError(f"bandwidth must be 'search' or 'point', got {bandwidth!r}")
     if bandwidth == "point" and np.ndim(weights) == 2:
-        _, fixed = smooth_ece_compute(stats, return_bandwidth=True)
+        fixed = _point_bandwidth(stats, confidence, residual)
         value = _smooth_ece_fixed(confidence, residual, rows, fixed)
         value[rows.sum(axis=1) == 0] = np.nan
         return (value, np.full(len(rows), fixed)) if return_bandwidth else value
