@@ -56,10 +56,11 @@ def blobs(seed=0, n=40):
 
 @pytest.mark.parametrize("name", METHODS)
 def test_every_method_separates_blobs(name):
-    train, labels, oos = blobs()
-    hold_x = Outputs(np.concatenate([train.logits[::4], oos.logits]), np.concatenate([train.features[::4],
-                                                                                     oos.features]))
-    hold_y = np.concatenate([labels[::4], [2] * 4])
+    train, labels, _ = blobs()
+    held, held_labels, oos = blobs(seed=3)  # not the training points: nearest-neighbour Cosine scores those 1.0
+    hold_x = Outputs(np.concatenate([held.logits[::4], oos.logits]), np.concatenate([held.features[::4],
+                                                                                    oos.features]))
+    hold_y = np.concatenate([held_labels[::4], [2] * 4])
     method = fit_methods([name], train, labels, hold_x, hold_y, 2, seed=0, adb_epochs=60)[name]
     test, test_labels, test_oos = blobs(seed=1)
     predictions, scores = method.predict(test, 2)
@@ -77,13 +78,28 @@ def test_mahalanobis_and_cosine_scores_by_hand():
     features = np.array([[1.0, 0], [3, 0], [0, 1], [0, 3]])
     labels = np.array([0, 0, 1, 1])
     train = Outputs(np.zeros((4, 2)), features)
-    cosine = Method("cosine", 2).fit(train, labels)
+    cosine = Method("cosine", 2).fit(train, labels, cosine_scoring="centroid")
     _, score = cosine.classes_and_scores(Outputs(np.zeros((1, 2)), np.array([[1.0, 1.0]])))
     assert score[0] == pytest.approx(np.sqrt(0.5))
     maha = Method("maha", 2).fit(train, labels)
     # class means (2,0), (0,2); within-class deviations +-1 on one axis each: covariance diag(0.5, 0.5)
     _, score = maha.classes_and_scores(Outputs(np.zeros((1, 2)), np.array([[2.0, 1.0]])))
     assert score[0] == pytest.approx(-2.0)
+
+
+def test_cosine_nearest_neighbour_against_centroid():
+    # class 0 holds two directions 90 degrees apart: its centroid lies between them, away from both
+    features = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])
+    train = Outputs(np.zeros((3, 2)), features)
+    labels = np.array([0, 0, 1])
+    probe = Outputs(np.zeros((2, 2)), np.array([[2.0, 0, 0], [1.0, 1.0, 0]]))
+    nearest = Method("cosine", 2).fit(train, labels)  # the default, as the method's released code
+    assert nearest.state["scoring"] == "nearest"
+    assert nearest.classes_and_scores(probe)[1] == pytest.approx([1.0, np.sqrt(0.5)])
+    centroid = Method("cosine", 2).fit(train, labels, cosine_scoring="centroid")
+    assert centroid.classes_and_scores(probe)[1] == pytest.approx([np.sqrt(0.5), 1.0])
+    with pytest.raises(DialshiftError, match="cosine_scoring 'medoid'"):
+        Method("cosine", 2).fit(train, labels, cosine_scoring="medoid")
 
 
 def test_adb_radius_sits_at_the_median_distance_of_what_it_is_trained_on():
@@ -200,6 +216,26 @@ def test_dropout_passes_are_seeded_and_leave_the_callers_random_stream_alone():
     assert np.array_equal(first.features, encoder.outputs(model, texts, 2, "cpu").features)
 
 
+def test_mean_features_average_the_last_layer_over_real_tokens():
+    import torch
+
+    sys.path.insert(0, "trainers")
+    from open_world import Encoder
+
+    from dialshift.models.backbones import load_backbone
+
+    model, tokenizer, _ = load_backbone("tiny", 0, num_labels=3)
+    texts = ["set an alarm", "what is the weather like in the south of france today"]
+    mean = Encoder(tokenizer, 32, "mean").outputs(model, texts, 2, "cpu")  # one batch: the short text is padded
+    with torch.no_grad():
+        alone = model(**tokenizer([texts[0]], return_tensors="pt"), output_hidden_states=True)
+    assert mean.features[0] == pytest.approx(alone.hidden_states[-1][0].mean(dim=0).numpy(), abs=1e-5)
+    pooler = Encoder(tokenizer, 32).outputs(model, texts, 2, "cpu")
+    assert np.array_equal(mean.logits, pooler.logits) and not np.allclose(mean.features, pooler.features)
+    with pytest.raises(DialshiftError, match="features 'cls'"):
+        Encoder(tokenizer, 32, "cls")
+
+
 @pytest.fixture(scope="module")
 def covariate_folder(raw_data_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("cov") / "hub"
@@ -230,6 +266,7 @@ def test_trainer_runs_every_method_on_the_tiny_model(covariate_folder, tmp_path)
     assert not list((out / "clinc14_cov_5shot" / "seed_0" / "model").glob("*.safetensors"))
     run_json = out / "clinc14_cov_5shot" / "seed_0" / "run.json"
     fitted = json.loads(run_json.read_text())["fitted"]
+    assert json.loads(run_json.read_text())["options"] == {"features": "pooler", "cosine_scoring": "nearest"}
     assert fitted["adb"]["dropout_passes"] == 5 and 1 <= fitted["adb"]["kept_epoch"] <= fitted["adb"]["epochs_run"] <= 3
     assert fitted["knn"]["n_neighbors"] == 4  # 5 training utterances per intent
     # a re-run with --resume-from-checkpoint latest keeps the finished seeds and trains only the new one

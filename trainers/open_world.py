@@ -12,11 +12,13 @@ bert-base-uncased) is fine-tuned with cross-entropy on the in-scope intents of t
 lr 2e-5, batch 64, the paper's settings; `--num-epochs` epochs, the weights with the best in-scope accuracy on
 `validation` kept) on the runner of :mod:`dialshift.training`. Then every method of
 :mod:`dialshift.models.open_world` (MSP, Energy, Mahalanobis, Cosine, KNN-C, ADB) is fitted on the training
-features, its threshold chosen on `validation_hold` by maximising Acc_in + Recall_out (ADB keeps its own
-boundaries, learnt as in its released code on training features drawn with dropout active, early-stopped on the
-macro-F1 of the in-scope `validation` utterances), and its predictions on `test` and `cov_test` are written in the
-submission format of the `open_world_intent` task (`{"id", "prediction", "score"}` lines) and scored by the
-task-generic pipeline (:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with bootstrap intervals).
+features (`--features`: the classifier head's input by default, or mean-pooled last-layer states; Cosine against
+every training feature by default, `--cosine-scoring`), its threshold chosen on `validation_hold` by maximising
+Acc_in + Recall_out (ADB keeps its own boundaries, learnt as in its released code on training features drawn with
+dropout active, early-stopped on the macro-F1 of the in-scope `validation` utterances), and its predictions on
+`test` and `cov_test` are written in the submission format of the `open_world_intent` task (`{"id", "prediction",
+"score"}` lines) and scored by the task-generic pipeline (:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc,
+AUROC, FPR@95TPR with bootstrap intervals).
 
 Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
 predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
@@ -43,11 +45,12 @@ from dialshift.training import Task, TrainingArguments, add_training_arguments, 
 from dialshift.training.runner import CHECKPOINTS
 
 SPLITS = ("test", "cov_test")
+FEATURES = ("pooler", "mean")
 METRICS = ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr")
 
 
 def parse_args(argv=None):
-    from dialshift.models.open_world import METHODS
+    from dialshift.models.open_world import COSINE_SCORING, METHODS
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,6 +82,13 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=arguments.positive_int, default=64)
     p.add_argument("--eval-batch-size", type=arguments.positive_int, default=128)
     p.add_argument("--max-length", type=arguments.positive_int, default=64, help="tokens per utterance")
+    p.add_argument("--features", choices=FEATURES, default="pooler",
+                   help="what the feature-space methods read: 'pooler' (default: the classifier head's input, BERT's "
+                        "[CLS] pooler output) or 'mean' (the last layer's hidden states averaged over the utterance's "
+                        "tokens; TEXTOIR's ADB also passes them through a trained dense layer, which is not done here)")
+    p.add_argument("--cosine-scoring", choices=COSINE_SCORING, default="nearest",
+                   help="Cosine's score: the largest cosine similarity to every training feature ('nearest', default, "
+                        "as the method's released code) or to the class centroids ('centroid')")
     p.add_argument("--knn-neighbors", type=arguments.positive_int, default=20,
                    help="KNN-C: neighbours of the local outlier factor")
     p.add_argument("--adb-epochs", type=arguments.positive_int, default=100,
@@ -142,10 +152,13 @@ def head_input(head):
 
 
 class Encoder:
-    """Tokenises utterances and runs the classifier, returning logits and the features its head reads."""
+    """Tokenises utterances and runs the classifier, returning logits and features: the input of its head
+    (``features="pooler"``) or the last layer's hidden states averaged over each utterance's tokens (``"mean"``)."""
 
-    def __init__(self, tokenizer, max_length: int):
-        self.tokenizer, self.max_length = tokenizer, max_length
+    def __init__(self, tokenizer, max_length: int, features: str = "pooler"):
+        if features not in FEATURES:
+            raise DialshiftError(f"features {features!r}: one of {', '.join(FEATURES)}")
+        self.tokenizer, self.max_length, self.features = tokenizer, max_length, features
 
     def batch(self, texts, device):
         encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=True,
@@ -184,11 +197,16 @@ class Encoder:
         model.train(train_mode)
         with torch.no_grad(), head_input(head) as captured:
             for rows in sorted_batches(lengths, batch_size):
-                out = model(**self.batch([texts[r] for r in rows], device)).logits
-                x = captured["x"]
-                x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
+                batch = self.batch([texts[r] for r in rows], device)
+                result = model(**batch, output_hidden_states=self.features == "mean")
+                if self.features == "mean":
+                    mask = batch["attention_mask"].unsqueeze(-1).to(result.hidden_states[-1].dtype)
+                    x = (result.hidden_states[-1] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                else:
+                    x = captured["x"]
+                    x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
                 for i, row in enumerate(rows):
-                    logits[row], features[row] = out[i].float().cpu().numpy(), x[i].float().cpu().numpy()
+                    logits[row], features[row] = result.logits[i].float().cpu().numpy(), x[i].float().cpu().numpy()
         return np.stack(logits), np.stack(features)
 
 
@@ -215,7 +233,7 @@ class IntentTask(Task):
 
         self.accelerator = accelerator
         model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos)
-        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length)
+        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
     def epoch_batches(self, epoch, rng):
@@ -287,7 +305,7 @@ class DcloosTask(IntentTask):
         if not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
             raise DialshiftError(f"--objective dcloos needs a model whose 'classifier' is one linear layer over a "
                                  f"pooled vector (BERT-style); {type(model).__name__} has another head")
-        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length)
+        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
     def epoch_batches(self, epoch, rng):
@@ -393,7 +411,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     methods = fit_methods(args.methods, outputs["train"], task.labels, outputs["validation_hold"],
                           np.asarray(data["validation_hold"]["label"]), oos, seed=seed, validation=validation,
                           knn_neighbors=args.knn_neighbors, adb_epochs=args.adb_epochs,
-                          adb_patience=args.adb_patience)
+                          adb_patience=args.adb_patience, cosine_scoring=args.cosine_scoring)
     results, saved = {}, {}
     for name, method in methods.items():
         for split in SPLITS:
@@ -415,7 +433,9 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
                                                                  "dropout_passes")}} if adb else {}
     if "knn" in methods:
         fitted["knn"] = {"n_neighbors": methods["knn"].state["n_neighbors"]}
+    options = {"features": args.features, **({"cosine_scoring": args.cosine_scoring} if "cosine" in methods else {})}
     return {"results": results, "thresholds": {n: m.threshold for n, m in methods.items()}, "fitted": fitted,
+            "options": options,
             "train_seconds": train_seconds,
             "train_examples": round(len(task.labels) * meta["steps"] / -(-len(task.labels) // args.batch_size)),
             "train_steps_per_second": meta.get("train_steps_per_second"), "selected_step": meta["selected_step"],

@@ -1,15 +1,17 @@
 """Open-world intent decisions on top of a closed-world classifier (Khosla & Gangadharaiah 2022, §3-§4).
 
-A fine-tuned encoder gives, for every utterance, the ``K`` in-scope logits and a feature vector (the pooled
-representation its classification head reads). Each method turns these into a predicted class (one of ``K``) and an
-in-domain score (higher = more in-domain); an utterance is rejected as out-of-scope when its score is below the
-method's threshold:
+A fine-tuned encoder gives, for every utterance, the ``K`` in-scope logits and a feature vector (the trainer's
+``--features``: the input of its classification head, or the mean-pooled last-layer states). Each method turns these
+into a predicted class (one of ``K``) and an in-domain score (higher = more in-domain); an utterance is rejected as
+out-of-scope when its score is below the method's threshold:
 
 * ``msp``: maximum softmax probability (Hendrycks et al. 2020);
 * ``energy``: negative energy, ``T * logsumexp(logits / T)`` with ``T = 1`` (Liu et al. 2020);
 * ``maha``: minus the smallest Mahalanobis distance to the class means of the training features, with one shared
   (tied) covariance (Zhou et al. 2021; the pseudo-inverse of the pooled within-class covariance);
-* ``cosine``: the largest cosine similarity to the class centroids of the L2-normalised training features;
+* ``cosine``: the largest cosine similarity of the L2-normalised feature to the L2-normalised training features:
+  ``cosine_scoring="nearest"`` (default) takes the maximum over every training feature, as the method's released code
+  does (Zhou et al. 2021, ``contrastive-ood``); ``"centroid"`` over the normalised class centroids;
 * ``knn``: KNN-C's outlier score (Zhou et al. 2022): minus the local outlier factor of the feature among its
   ``n_neighbors`` cosine nearest training features (``sklearn.neighbors.LocalOutlierFactor``, novelty mode);
 * ``adb``: adaptive decision boundaries (Zhang et al. 2021): class centroids of the training features and one learnt
@@ -38,6 +40,7 @@ from dialshift.errors import DialshiftError
 from dialshift.models.uncertainty import softmax
 
 METHODS = ("msp", "energy", "maha", "cosine", "knn", "adb")  # on a classifier trained with cross-entropy over K
+COSINE_SCORING = ("nearest", "centroid")  # the first is the default
 PSEUDO_METHODS = ("dcloos",)  # on a classifier trained over K + 1 classes with pseudo outliers
 LABELS = {"msp": "MSP", "energy": "Energy", "maha": "Maha", "cosine": "Cosine", "knn": "KNN-C", "adb": "ADB",
           "dcloos": "DCLOOS"}
@@ -132,10 +135,11 @@ class Method:
 
     def fit(self, train: Outputs, labels: np.ndarray, *, validation: tuple[Outputs, np.ndarray] | None = None,
             seed: int = 0, knn_neighbors: int = 20, adb_epochs: int = 100, adb_lr: float = 0.05,
-            adb_batch_size: int = 128, adb_patience: int = 10) -> "Method":
+            adb_batch_size: int = 128, adb_patience: int = 10, cosine_scoring: str = "nearest") -> "Method":
         """Fit on the training outputs and their in-scope ``labels``. ``validation`` (in-scope outputs and labels) is
         read by ADB only, for its early stopping. KNN-C's neighbours are capped at one less than the smallest class's
-        training count, so that in few-shot configs an in-scope utterance's neighbourhood stays inside its class."""
+        training count, so that in few-shot configs an in-scope utterance's neighbourhood stays inside its class.
+        ``cosine_scoring``: Cosine's reference set, ``"nearest"`` (every training feature) or ``"centroid"``."""
         labels = np.asarray(labels, dtype=np.int64)
         if self.name in ("msp", "energy", "dcloos"):
             return self
@@ -147,7 +151,12 @@ class Method:
             self.state = {"means": means,
                           "precision": EmpiricalCovariance(assume_centered=True).fit(centred).precision_}
         elif self.name == "cosine":
-            self.state = {"centroids": _normalise(class_means(_normalise(train.features), labels, self.num_classes))}
+            if cosine_scoring not in COSINE_SCORING:
+                raise DialshiftError(f"cosine_scoring {cosine_scoring!r}: one of {', '.join(COSINE_SCORING)}")
+            normalised = _normalise(train.features)
+            reference = normalised if cosine_scoring == "nearest" else \
+                _normalise(class_means(normalised, labels, self.num_classes))
+            self.state = {"scoring": cosine_scoring, "reference": reference}
         elif self.name == "knn":
             from sklearn.neighbors import LocalOutlierFactor
 
@@ -181,7 +190,9 @@ class Method:
             distances = np.einsum("nkd,de,nke->nk", diff, self.state["precision"], diff)
             return classes, -distances.min(axis=1)
         if self.name == "cosine":
-            return classes, (_normalise(outputs.features) @ self.state["centroids"].T).max(axis=1)
+            normalised, reference = _normalise(outputs.features), self.state["reference"]
+            return classes, np.concatenate([(normalised[start : start + 1024] @ reference.T).max(axis=1)
+                                            for start in range(0, len(normalised), 1024)] or [np.zeros(0)])
         if self.name == "knn":
             return classes, self.state["lof"].score_samples(_normalise(outputs.features))
         if self.name == "adb":
