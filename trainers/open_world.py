@@ -483,19 +483,22 @@ def summary_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def confusion_figure(run_dir: Path, names: list[str], path: Path, method: str = "maha") -> Path:
+def confusion_figure(saved, names: list[str], path: Path, method: str = "maha") -> Path:
     """Figure 1 of the paper: confusion matrices of ``method`` on test (open world), cov_test in-scope utterances
-    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts)."""
+    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts). ``saved`` maps
+    ``gold/<split>`` and ``<method>/<split>`` to arrays, and ``logits/cov_test`` (or its ``argmax/cov_test``) too: a
+    seed's ``outputs.npz``."""
     import matplotlib.pyplot as plt
     from sklearn.metrics import confusion_matrix
 
-    saved = np.load(run_dir / "outputs.npz")
     oos = len(names) - 1
     labels = list(range(len(names)))
     panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
-    gold, logits = saved["gold/cov_test"], saved["logits/cov_test"]
+    gold = saved["gold/cov_test"]
+    closed = saved["argmax/cov_test"] if "argmax/cov_test" in saved else \
+        saved["logits/cov_test"][:, :oos].argmax(axis=1)
     inside = gold != oos
-    panels.append(("cov_test, in-scope, no rejection", gold[inside], logits[inside][:, :oos].argmax(axis=1)))
+    panels.append(("cov_test, in-scope, no rejection", gold[inside], closed[inside]))
     panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
     figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
     for axis, (title, y, p) in zip(axes, panels, strict=True):
@@ -546,7 +549,8 @@ def main(argv=None) -> int:
                     for m, r in result["results"].items()), flush=True)
             if config in runs:
                 first = min(runs[config])
-                confusion_figure(out / config / f"seed_{first}", loaded["names"], out / f"confusion_{config}.png",
+                confusion_figure(np.load(out / config / f"seed_{first}" / "outputs.npz"), loaded["names"],
+                                 out / f"confusion_{config}.png",
                                  method="maha" if "maha" in args.methods else args.methods[0])
         if runs:
             summary = summarise(runs)
