@@ -1,15 +1,19 @@
 #!/usr/bin/env python
-"""Tables 3-4 of Han et al. (2021) beside ours, from the prediction folders of ``trainers/debias.py --predictions``.
+"""Tables 3-4 of Han et al. (2021) beside ours and the verdicts by the rule, written into docs/reproduction_han.md.
 
-    python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...] \
-        [--out docs/reproduction_han]
+    python docs/reproduction_han/make_tables.py            # render the committed tables.json files into the report
+    python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
+    python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...] --out DIR
 
-Each ``--run NAME=DIR`` names a predictions folder (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json``
-in each); a NAME given several times (one folder per seed) is shown as mean ± sd over its seeds. Writes ``tables.md``
-(Table 3: in-domain and adversarial P@1 with the scorer's 95 % bootstrap intervals (one seed) and
-the adversarial ECE; Table 4: P@1 per adversarial type; the paired differences) and ``tables.json`` in ``--out``.
-Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of correctness (averaged over a
-variant's seeds) on the same cases, with a 95 % percentile bootstrap interval (scipy, 1,000 resamples, seed 0).
+With no ``--run``, the committed ``tables.json`` (seed 0) and ``two_seeds/tables.json`` (seeds 0 and 1) are rendered
+between the ``make_tables`` markers of the report, with every verdict by :mod:`dialshift.verdicts` (per-seed paired
+differences between two variants, 95 % t interval across seeds; the paper's direction is the sign of its own
+difference). With ``--run``, ``tables.json`` is computed from the prediction folders of ``trainers/debias.py
+--predictions`` and written to ``--out``: each ``--run NAME=DIR`` names a predictions folder (``DIR/kor_adv``,
+``DIR/kor_chitchat``, scored: ``results.json`` in each); a NAME given several times (one folder per seed) is shown as
+mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of
+correctness (averaged over a variant's seeds) on the same cases, with a 95 % percentile bootstrap interval (scipy,
+1,000 resamples, seed 0).
 """
 
 import argparse
@@ -19,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import bootstrap
+
+from dialshift.verdicts import verdict
 
 TYPES = ["repetition", "negation", "tense", "subject_object", "lexical_contradiction", "interrogative_word", "topic"]
 TYPE_NAMES = {"repetition": "Repetition", "negation": "Negation", "tense": "Tense", "subject_object": "Subject-Object",
@@ -30,6 +36,9 @@ PAPER_TABLE4 = {"baseline": [12.9, 36.1, 41.8, 55.0, 41.1, 46.1, 50.7],
                 "+deb": [26.2, 40.6, 43.0, 56.2, 43.9, 45.5, 51.8],
                 "+UMS": [26.2, 34.5, 45.3, 61.2, 41.6, 46.4, 51.1],
                 "+UMS+deb": [40.0, 38.5, 46.9, 63.9, 43.3, 45.9, 52.8]}
+HERE = Path(__file__).resolve().parent
+REPORT = HERE.parent / "reproduction_han.md"
+BLOCKS = {"seed 0": HERE / "tables.json", "two seeds": HERE / "two_seeds" / "tables.json"}
 COMPARISONS = [("+deb", "baseline"), ("+UMS", "baseline"), ("+UMS+deb", "baseline"), ("+UMS+deb", "+UMS")]
 
 
@@ -50,22 +59,12 @@ def paired(a: dict, b: dict, ids=None) -> dict:
     return {"difference": 100 * diff.mean(), "low": 100 * ci.low, "high": 100 * ci.high, "cases": len(ids)}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--run", action="append", required=True, metavar="NAME=DIR")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent))
-    args = parser.parse_args(argv)
+def from_predictions(dataset, runs: dict) -> dict:
+    """``{"runs", "table", "differences"}`` from the scored prediction folders ``{name: [folder per seed]}``."""
     from dialshift.ranking.data import load_split
 
-    runs: dict[str, list[str]] = {}
-    for item in args.run:
-        if "=" not in item:
-            parser.error(f"--run {item!r}: expected NAME=DIR")
-        name, folder = item.split("=", 1)
-        runs.setdefault(name, []).append(folder)
     labels = {config: dict(zip(split["id"], split["label"], strict=True)) for config in ("kor_adv", "kor_chitchat")
-              for split in [load_split(args.dataset, config, "test", None, 0)]}
+              for split in [load_split(dataset, config, "test", None, 0)]}
     table, correct = {}, {}
     for name, folders in runs.items():
         seeds = []
@@ -87,6 +86,20 @@ def main(argv=None) -> int:
                     for folder in map(Path, folders)]
         correct[name] = {config: {i: float(np.mean([s[config][i] for s in per_seed])) for i in per_seed[0][config]}
                          for config in labels}
+    differences = {}
+    for a, b in [(a, b) for a, b in COMPARISONS if a in runs and b in runs]:
+        adv_a, adv_b = correct[a]["kor_adv"], correct[b]["kor_adv"]
+        entry = {"in_domain": paired(correct[a]["kor_chitchat"], correct[b]["kor_chitchat"]),
+                 "adversarial": paired(adv_a, adv_b)}
+        for t in TYPES:
+            entry[t] = paired(adv_a, adv_b, [i for i in adv_a if i.startswith(f"koradvmrs-{t}-")])
+        differences[f"{a} - {b}"] = entry
+    return {"runs": runs, "table": table, "differences": differences}
+
+
+def render(data: dict) -> list[str]:
+    """Table 3, Table 4 and the paired differences of one ``tables.json`` as markdown lines."""
+    table, runs = data["table"], data["runs"]
 
     def cell(name, key, digits):
         seeds = table[name]["seeds"]
@@ -96,7 +109,7 @@ def main(argv=None) -> int:
         return f"{table[name][key]:.1f} ± {np.std([s[key] for s in seeds], ddof=1):.1f} ({len(seeds)} seeds)"
 
     instances = {s["in_domain_instances"] for t in table.values() for s in t["seeds"]}
-    lines = ["## Table 3 beside ours (Precision@1, %)", "",
+    lines = ["### Table 3 beside ours (Precision@1, %)", "",
              f"| method | in-domain (paper) | in-domain (ours, n={'/'.join(map(str, sorted(instances)))}) | "
              "adversarial (paper) | adversarial (ours, n=2,220) | adversarial ECE (ours) |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -105,36 +118,107 @@ def main(argv=None) -> int:
         ece = table[name].get("adversarial_ece")
         lines.append(f"| {name} | {paper[0]} | {cell(name, 'in_domain', 0)} | {paper[1]} | "
                      f"{cell(name, 'adversarial', 1)} | {'-' if ece is None else f'{ece:.3f}'} |")
-    lines += ["", "## Table 4 beside ours (Precision@1 %, paper / ours)", "",
+    lines += ["", "### Table 4 beside ours (Precision@1 %, paper / ours)", "",
               "| method | " + " | ".join(TYPE_NAMES[t] for t in TYPES) + " |", "|---|" + "---:|" * len(TYPES)]
     for name in runs:
         paper = PAPER_TABLE4.get(name, [None] * len(TYPES))
         cells = [f"{p if p is not None else '-'} / {table[name]['types'][t]:.1f}" for p, t in zip(paper, TYPES,
                                                                                                   strict=True)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-
-    differences = {}
-    shown = [(a, b) for a, b in COMPARISONS if a in runs and b in runs]
-    if shown:
-        lines += ["", "## Paired differences (points of P@1, 95 % bootstrap interval over the same cases)", "",
+    if data["differences"]:
+        lines += ["", "### Paired differences (points of P@1, 95 % bootstrap interval over the same cases)", "",
                   "| comparison | in-domain | adversarial | Repetition | Interrogative Word |",
                   "|---|---:|---:|---:|---:|"]
-    for a, b in shown:
-        adv_a, adv_b = correct[a]["kor_adv"], correct[b]["kor_adv"]
-        entry = {"in_domain": paired(correct[a]["kor_chitchat"], correct[b]["kor_chitchat"]),
-                 "adversarial": paired(adv_a, adv_b)}
-        for t in TYPES:
-            entry[t] = paired(adv_a, adv_b, [i for i in adv_a if i.startswith(f"koradvmrs-{t}-")])
-        differences[f"{a} - {b}"] = entry
+    for key, entry in data["differences"].items():
         cells = [entry[k] for k in ("in_domain", "adversarial", "repetition", "interrogative_word")]
-        lines.append(f"| {a} − {b} | " + " | ".join(f"{d['difference']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
-                                                     for d in cells) + " |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tables.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out / "tables.json").write_text(json.dumps({"runs": runs, "table": table, "differences": differences},
-                                                indent=2) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+        lines.append(f"| {key.replace(' - ', ' − ')} | " + " | ".join(
+            f"{d['difference']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]" for d in cells) + " |")
+    return lines
+
+
+#: The paper's findings: (text, variant a, variant b, quantity, the paper's a - b in points). The direction the rule
+#: tests is the sign of the paper's difference (Tables 3 and 4, means over 10 seeds).
+FINDINGS = [
+    ("Debiasing raises adversarial P@1 on the baseline", "+deb", "baseline", "adversarial", 43.5 - 39.4),
+    ("Debiasing raises adversarial P@1 on UMS", "+UMS+deb", "+UMS", "adversarial", 47.2 - 42.9),
+    ("The gain is large on Repetition (baseline)", "+deb", "baseline", "repetition", 26.2 - 12.9),
+    ("The gain is large on Repetition (UMS)", "+UMS+deb", "+UMS", "repetition", 40.0 - 26.2),
+    ("A small in-domain cost (baseline)", "+deb", "baseline", "in_domain", 85.4 - 86.4),
+    ("A small in-domain cost (UMS)", "+UMS+deb", "+UMS", "in_domain", 87.0 - 87.5),
+    ("No gain on Interrogative Word (baseline; paper -0.6)", "+deb", "baseline", "interrogative_word", 45.5 - 46.1),
+    ("UMS and deb together beat deb alone adversarially", "+UMS+deb", "+deb", "adversarial", 47.2 - 43.5),
+]
+
+
+def seed_values(data: dict, name: str, quantity: str) -> list[float]:
+    seeds = data["table"][name]["seeds"]
+    return [s["types"][quantity] if quantity in TYPES else s[quantity] for s in seeds]
+
+
+def verdict_lines(data: dict) -> list[str]:
+    """One row per finding: the per-seed differences (seed i of a minus seed i of b), their mean, 95 % t interval and
+    the verdict of :mod:`dialshift.verdicts`."""
+    lines = ["| finding (paper, a − b in points) | ours: per-seed a − b | verdict by the rule (mean [95 % t "
+             "interval], seeds) |", "|---|---|---|"]
+    for text, a, b, quantity, paper in FINDINGS:
+        differences = [x - y for x, y in zip(seed_values(data, a, quantity), seed_values(data, b, quantity),
+                                             strict=True)]
+        result = verdict(differences, "+" if paper > 0 else "-")
+        lines.append(f"| {text} ({a} − {b}: {paper:+.1f}) | {' / '.join(f'{d:+.1f}' for d in differences)} | "
+                     f"{result.cell()} |")
+    return lines
+
+
+def marker(name: str, end: bool = False) -> str:
+    return f"<!-- generated by docs/reproduction_han/make_tables.py ({name}): {'end' if end else 'begin'} -->"
+
+
+def splice(report: str, name: str, lines: list[str]) -> str:
+    begin, end = marker(name), marker(name, end=True)
+    if report.count(begin) != 1 or report.count(end) != 1 or report.index(begin) > report.index(end):
+        raise SystemExit(f"{REPORT}: needs one {begin!r} line before one {end!r} line")
+    head, rest = report.split(begin)
+    return head + begin + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
+
+
+def rendered_report() -> str:
+    report = REPORT.read_text(encoding="utf-8")
+    blocks = {name: json.loads(path.read_text(encoding="utf-8")) for name, path in BLOCKS.items()}
+    for name, data in blocks.items():
+        report = splice(report, name, render(data))
+    return splice(report, "verdicts", verdict_lines(blocks["two seeds"]))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare the report with what this renders; exit 1 on a "
+                                                             "difference")
+    parser.add_argument("--dataset", help="with --run: the built korean folder")
+    parser.add_argument("--run", action="append", metavar="NAME=DIR", help="compute tables.json from these folders")
+    parser.add_argument("--out", default=str(HERE), help="with --run: where tables.json goes")
+    args = parser.parse_args(argv)
+    if args.run:
+        if not args.dataset:
+            parser.error("--run needs --dataset")
+        runs: dict[str, list[str]] = {}
+        for item in args.run:
+            if "=" not in item:
+                parser.error(f"--run {item!r}: expected NAME=DIR")
+            name, folder = item.split("=", 1)
+            runs.setdefault(name, []).append(folder)
+        data = from_predictions(args.dataset, runs)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tables.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print("\n".join(render(data)))
+        return 0
+    expected = rendered_report()
+    if args.check:
+        if expected != REPORT.read_text(encoding="utf-8"):
+            print(f"{REPORT} differs from what make_tables.py renders; run it without --check", file=sys.stderr)
+            return 1
+        return 0
+    REPORT.write_text(expected, encoding="utf-8")
     return 0
 
 
