@@ -17,7 +17,7 @@ last=${3:-9}
 shift $(( $# < 3 ? $# : 3 ))
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(nodedup:hwu12_cov:2 default:clinc14_cov:2 default:hwu12_cov:2)
-python=$(realpath "${PYTHON:-.venv/bin/python}")
+python=$(realpath -s "${PYTHON:-.venv/bin/python}")  # -s: a venv's python is a symlink; resolving it leaves the venv
 data=${DIALSHIFT_DATA_DIR:-/work/shared/data}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
 commit=$(git rev-parse "${CODE_COMMIT:-HEAD}")
