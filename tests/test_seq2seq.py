@@ -19,6 +19,7 @@ from dialshift.models.seq2seq import (  # noqa: E402
     attention_scores,
     collate,
     token_nll,
+    unigram_perplexity,
 )
 
 TEXTS = ["how do i mount a drive", "use sudo mount", "it says permission denied", "are you root ?", "yes i am",
@@ -59,6 +60,18 @@ def test_collate_marks_utterances_and_eou():
         assert (batch.tokens[row, ends] == eou).all()
     assert batch.target[0, : len(TEXTS[3].split()) + 1].tolist()[-1] == v.index["</s>"]
     assert batch.distractor[1].tolist() == [0, 1, 1, 0]
+
+
+def test_unigram_perplexity_by_hand():
+    v = Vocabulary.build(["a b"], 10)  # the 5 specials, a, b
+    # training targets: a a </s> | b </s>; add-one over all 7 words: a 3, b 2, </s> 3, the 4 other specials 1: total 12
+    assert unigram_perplexity(v, ["a a", "b"], ["a"], 15) == {"perplexity": pytest.approx(4.0), "tokens": 2,
+                                                              "vocabulary": 7}
+    # every response, training ones too, is cut to max_response_tokens before </s>: a 2, b 2, </s> 3, others 1 (of 11);
+    # an unknown word is <unk>
+    assert unigram_perplexity(v, ["a a", "b"], ["c a a"], 1)["perplexity"] == pytest.approx((11 * 11 / 3) ** 0.5)
+    with pytest.raises(DialshiftError, match="no test responses"):
+        unigram_perplexity(v, ["a"], [], 15)
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)

@@ -128,10 +128,32 @@ class Batch:
         return self.target != 0
 
 
+def response_targets(vocab: Vocabulary, response: str, max_response_tokens: int) -> list[int]:
+    """The token ids a model predicts for ``response``: the response cut to ``max_response_tokens``, then EOS (the
+    targets of :func:`collate`)."""
+    return [*vocab.encode(response, max_response_tokens), vocab.index[EOS]]
+
+
+def unigram_perplexity(vocab: Vocabulary, train_responses, test_responses, max_response_tokens: int) -> dict:
+    """The context-free baseline of a response model: an add-one (Laplace) unigram distribution over the whole
+    vocabulary, estimated on the training responses' targets, and its perplexity on the test responses' targets (the
+    tokens and vocabulary the seq2seq models' perplexity is measured on). ``{"perplexity", "tokens",
+    "vocabulary"}``."""
+    counts = np.ones(len(vocab))
+    for response in train_responses:
+        np.add.at(counts, response_targets(vocab, response, max_response_tokens), 1)
+    log_p = np.log(counts / counts.sum())
+    targets = [token for response in test_responses for token in response_targets(vocab, response,
+                                                                                   max_response_tokens)]
+    if not targets:
+        raise DialshiftError("unigram perplexity: no test responses")
+    return {"perplexity": float(np.exp(-log_p[targets].mean())), "tokens": len(targets), "vocabulary": len(vocab)}
+
+
 def collate(vocab: Vocabulary, examples, max_utterance_tokens: int = 30, max_response_tokens: int = 30) -> Batch:
     """``examples``: ``(context utterances, response, distractor flags per context utterance)`` triples."""
     rows_tokens, rows_owner, rows_ends, rows_flags, inputs, targets = [], [], [], [], [], []
-    eou, bos, eos = vocab.index[EOU], vocab.index[BOS], vocab.index[EOS]
+    eou, bos = vocab.index[EOU], vocab.index[BOS]
     for context, response, flags in examples:
         if len(context) == 0:
             raise DialshiftError("an example has an empty context (at least the Query is needed)")
@@ -141,10 +163,10 @@ def collate(vocab: Vocabulary, examples, max_utterance_tokens: int = 30, max_res
             tokens += ids
             owner += [number] * len(ids)
             ends.append(len(tokens) - 1)
-        answer = vocab.encode(response, max_response_tokens)
+        target = response_targets(vocab, response, max_response_tokens)
         rows_tokens.append(tokens), rows_owner.append(owner), rows_ends.append(ends)
         rows_flags.append([float(flag) for flag in flags])
-        inputs.append([bos, *answer]), targets.append([*answer, eos])
+        inputs.append([bos, *target[:-1]]), targets.append(target)
 
     def pad(rows, value, dtype=torch.long):
         width = max(len(row) for row in rows)
