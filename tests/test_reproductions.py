@@ -94,3 +94,62 @@ def test_xing_unigram_row_and_perplexity_verdict_read_unigram_json(xing):
     generated = xing.generate()
     assert f"| – | add-one unigram (no context) | ours | {unigram['perplexity']:.1f} |" in generated
     assert f"against the add-one unigram's {unigram['perplexity']:.1f}" in generated
+
+
+@pytest.fixture(scope="module")
+def khosla():
+    return load(DOCS / "reproduction_khosla" / "make_tables.py")
+
+
+def fake_seed(root: Path, build: str, config: str, seed: int, test_acc: float, cov_acc: float) -> None:
+    """A run folder as collect.py writes it, with MSP's test and cov_test accuracy given (other metrics follow)."""
+    import json
+
+    import numpy as np
+
+    folder = root / build / config / f"seed_{seed}"
+    folder.mkdir(parents=True)
+    metrics = {split: {"f1_all": acc - 0.05, "f1_in": acc - 0.06, "f1_out": acc, "accuracy": acc, "auroc": 0.9}
+               for split, acc in (("test", test_acc), ("cov_test", cov_acc))}
+    (folder / "run.json").write_text(json.dumps({"results": {"msp": metrics, "maha": metrics},
+                                                 "validation_accuracy": 0.9,
+                                                 "options": {"features": "pooler", "cosine_scoring": "nearest"}}))
+    (folder / "command.json").write_text(json.dumps({"commit": "0" * 40, "threads": 2, "cpu_seconds": 60.0,
+                                                     "command": ["python", "trainers/open_world.py", "--num-epochs",
+                                                                 "2", "--learning-rate", "1e-4"]}))
+    gold = np.array([0, 1, 2, 3, 0, 1, 2, 3], dtype=np.int8)
+    arrays = {"names": np.array(["a", "b", "c", "oos"])}
+    for split in ("test", "cov_test"):
+        arrays |= {f"gold/{split}": gold, f"argmax/{split}": gold, f"msp/{split}": gold, f"maha/{split}": gold}
+    np.savez_compressed(folder / "predictions.npz", **arrays)
+
+
+def test_khosla_few_shot_finding_is_the_rule_on_the_difference_of_drops(khosla, tmp_path):
+    from dialshift.verdicts import paired_differences, verdict
+
+    full = {0: (0.90, 0.80), 1: (0.92, 0.81), 2: (0.91, 0.79)}  # drops 10, 11, 12 points
+    few = {0: (0.70, 0.68), 1: (0.72, 0.69), 2: (0.71, 0.70)}  # drops 2, 3, 1 points
+    for seed in full:
+        fake_seed(tmp_path, "default", "clinc14_cov", seed, *full[seed])
+        fake_seed(tmp_path, "default", "clinc14_cov_5shot", seed, *few[seed])
+    generated = khosla.generate(tmp_path)
+    expected = verdict(paired_differences({s: a - b for s, (a, b) in full.items()},
+                                          {s: a - b for s, (a, b) in few.items()}), "+")
+    assert expected.outcome == "reproduced"
+    row = next(line for line in generated.splitlines() if line.startswith("| Few-shot loses less Acc"))
+    assert "| **reproduced** for MSP, Maha |" in row and f"MSP {expected.cell(100)}" in row
+
+
+def test_splice_replaces_only_the_generated_part_and_names_a_report_without_markers(tmp_path):
+    from dialshift.reports import markers, splice, write_or_check
+
+    begin, end = markers("docs/x/make_tables.py")
+    report = f"# head\n{begin}\nold\nlines\n{end}\ntail\n"
+    assert splice(report, "new\n", begin, end, tmp_path / "x.md") == f"# head\n{begin}\nnew\n{end}\ntail\n"
+    for broken in ("# head\n", f"{end}\n{begin}\n", f"{begin}\n{begin}\n{end}\n"):
+        with pytest.raises(SystemExit, match="x.md: needs one"):
+            splice(broken, "new\n", begin, end, tmp_path / "x.md")
+    path = tmp_path / "x.md"
+    assert write_or_check(path, report, check=False) == 0 and path.read_text() == report
+    assert write_or_check(path, report, check=True) == 0
+    assert write_or_check(path, report + "more\n", check=True) == 1 and path.read_text() == report

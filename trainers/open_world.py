@@ -483,25 +483,37 @@ def summary_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def confusion_figure(saved, names: list[str], path: Path, method: str = "maha") -> Path:
-    """Figure 1 of the paper: confusion matrices of ``method`` on test (open world), cov_test in-scope utterances
-    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts). ``saved`` maps
-    ``gold/<split>`` and ``<method>/<split>`` to arrays, and ``logits/cov_test`` (or its ``argmax/cov_test``) too: a
-    seed's ``outputs.npz``."""
+def confusion_figure(saved, names: list[str], path: Path, method: str = "maha", layout: str = "figure1") -> Path:
+    """The paper's confusion matrices of ``method``. ``layout="figure1"`` (Figure 1): test (open world), cov_test
+    in-scope utterances without rejection (closed world: covariate shift alone) and cov_test (open world: both
+    shifts), in a row. ``layout="appendix"`` (Figures A1, A2): test above cov_test, the closed world (in-scope
+    utterances, argmax without rejection) left of the open world. ``saved`` maps ``gold/<split>`` and
+    ``<method>/<split>`` to arrays, and ``logits/<split>`` (or ``argmax/<split>``) too: a seed's ``outputs.npz``."""
     import matplotlib.pyplot as plt
     from sklearn.metrics import confusion_matrix
 
+    if layout not in ("figure1", "appendix"):
+        raise DialshiftError(f"confusion_figure: layout {layout!r} must be 'figure1' or 'appendix'")
     oos = len(names) - 1
     labels = list(range(len(names)))
-    panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
-    gold = saved["gold/cov_test"]
-    closed = saved["argmax/cov_test"] if "argmax/cov_test" in saved else \
-        saved["logits/cov_test"][:, :oos].argmax(axis=1)
-    inside = gold != oos
-    panels.append(("cov_test, in-scope, no rejection", gold[inside], closed[inside]))
-    panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
-    figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
-    for axis, (title, y, p) in zip(axes, panels, strict=True):
+
+    def closed(split):
+        gold = saved[f"gold/{split}"]
+        argmax = saved[f"argmax/{split}"] if f"argmax/{split}" in saved else \
+            saved[f"logits/{split}"][:, :oos].argmax(axis=1)
+        inside = gold != oos
+        return (f"{split}, in-scope, no rejection", gold[inside], argmax[inside])
+
+    def opened(split):
+        return (f"{split} (open world)", saved[f"gold/{split}"], saved[f"{method}/{split}"])
+
+    if layout == "figure1":
+        panels, shape, size = [opened("test"), closed("cov_test"), opened("cov_test")], (1, 3), (19, 6.4)
+    else:
+        panels, shape, size = [closed("test"), opened("test"), closed("cov_test"), opened("cov_test")], (2, 2), \
+            (13, 12.4)
+    figure, axes = plt.subplots(*shape, figsize=size)
+    for axis, (title, y, p) in zip(axes.flat, panels, strict=True):
         matrix = confusion_matrix(y, p, labels=labels)
         axis.imshow(np.log1p(matrix), cmap="Blues")
         for (i, j), value in np.ndenumerate(matrix):
@@ -512,7 +524,7 @@ def confusion_figure(saved, names: list[str], path: Path, method: str = "maha") 
         axis.set_yticks(labels, names, fontsize=7)
         axis.set_title(title, fontsize=9)
         axis.set_xlabel("predicted")
-    axes[0].set_ylabel("gold")
+        axis.set_ylabel("gold")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
