@@ -140,6 +140,25 @@ def test_khosla_few_shot_finding_is_the_rule_on_the_difference_of_drops(khosla, 
     assert "| **reproduced** for MSP, Maha |" in row and f"MSP {expected.cell(100)}" in row
 
 
+def test_khosla_check_fails_when_a_committed_run_changes(khosla, tmp_path):
+    import json
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(khosla.RUNS, runs)
+    run_json = sorted(runs.glob("*/*/seed_*/run.json"))[0]
+    run = json.loads(run_json.read_text())
+    method = next(iter(run["results"]))
+    before = khosla.generate(runs)
+    run["results"][method]["cov_test"]["accuracy"] -= 0.1
+    run_json.write_text(json.dumps(run))
+    assert khosla.generate(runs) != before
+
+
+def test_khosla_report_is_what_make_tables_renders(khosla):
+    assert khosla.main(["--check"]) == 0
+
+
 def test_splice_replaces_only_the_generated_part_and_names_a_report_without_markers(tmp_path):
     from dialshift.reports import markers, splice, write_or_check
 
@@ -153,3 +172,17 @@ def test_splice_replaces_only_the_generated_part_and_names_a_report_without_mark
     assert write_or_check(path, report, check=False) == 0 and path.read_text() == report
     assert write_or_check(path, report, check=True) == 0
     assert write_or_check(path, report + "more\n", check=True) == 1 and path.read_text() == report
+
+
+def test_khosla_figures_draw_figure_1_and_the_appendix_layout(khosla, tmp_path):
+    import matplotlib.image
+
+    fake_seed(tmp_path / "runs", "default", "clinc14_cov", 0, 0.9, 0.8)
+    written = khosla.figure(tmp_path / "runs", tmp_path)
+    assert [path.name for path in written] == [khosla.FIGURE.name, "figure_a1_clinc14_cov_maha.png"]
+    one, appendix = (matplotlib.image.imread(path) for path in written)
+    assert one.shape[1] > 2 * one.shape[0] and 0.8 < appendix.shape[1] / appendix.shape[0] < 1.25  # 1 x 3, 2 x 2
+    from open_world import confusion_figure
+
+    with pytest.raises(Exception, match="layout 'grid' must be"):
+        confusion_figure({}, ["a", "oos"], tmp_path / "x.png", layout="grid")

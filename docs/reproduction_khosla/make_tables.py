@@ -180,8 +180,10 @@ def config_tables(build: str, config: str, seeds: dict) -> list[str]:
     kinds = {"ce": [], "dcloos": []}
     for seed in seeds.values():
         kinds["dcloos" if "dcloos" in seed["run"]["results"] else "ce"].append(seed["run"]["validation_accuracy"])
-    kept = [f"{name} {mean_std(kinds[kind])} over {len(kinds[kind])} seeds" for kind, name in
-            (("ce", "cross-entropy model (in-scope)"), ("dcloos", "DCLOOS (K + 1, in-scope and oos)")) if kinds[kind]]
+    kept = [f"{name} {mean_std(kinds[kind])} over {len(kinds[kind])} seed{'s' * (len(kinds[kind]) != 1)}"
+            for kind, name in
+                    (("ce", "cross-entropy model (in-scope)"), ("dcloos", "DCLOOS (K + 1, in-scope and oos)"))
+            if kinds[kind]]
     lines += ["Validation accuracy of the kept weights: " + "; ".join(kept), ""]
     rows = in_scope(seeds)
     lines += ["In-scope utterances only (%, mean ± std over seeds): covariate shift alone (closed-world accuracy, no "
@@ -351,7 +353,9 @@ def figures_section(found: dict) -> list[str]:
     added."""
     lines = []
     key = figure_source(found, [("default", "clinc14_cov"), ("nodedup", "clinc14_cov")])
-    if key:
+    if not key:
+        lines += ["### Figure 1: not run (clinc14_cov, seed 0)", ""]
+    else:
         lines += [f"### Figure 1 ({benchmark_name(*key)}, Maha, seed 0)", "",
                   f"![confusion matrices, Maha]({REPORT.stem}/{FIGURE.name})", "",
                   "Left: test (open world); middle: cov_test in-scope utterances, argmax without rejection (covariate "
@@ -409,8 +413,8 @@ def generate(root: Path = RUNS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure(root: Path = RUNS) -> list[Path]:
-    """Figure 1 (Maha, seed 0 of CLINC14-COV) and Figures A1/A2 (see ``trainers/open_world.py``)."""
+def figure(root: Path = RUNS, out: Path = HERE) -> list[Path]:
+    """Figure 1 (Maha, seed 0 of CLINC14-COV) and Figures A1/A2 (see ``trainers/open_world.py``), into ``out``."""
     found = collect(root)
     sys.path.insert(0, str(HERE.parent.parent / "trainers"))
     from open_world import confusion_figure
@@ -422,7 +426,7 @@ def figure(root: Path = RUNS) -> list[Path]:
         key = figure_source(found, candidates)
         if key:
             saved = np.load(found[key][0]["folder"] / "predictions.npz")
-            written.append(confusion_figure(saved, [str(name) for name in saved["names"]], HERE / file,
+            written.append(confusion_figure(saved, [str(name) for name in saved["names"]], out / file,
                                             method="maha", layout=layout))
     return written
 
