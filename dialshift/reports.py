@@ -1,6 +1,7 @@
 """The generated part of a reproduction report (``docs/reproduction_*.md``): a table generator renders markdown
 between a begin and an end marker of the report, and in CI checks that the report holds exactly what it renders."""
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -29,3 +30,17 @@ def write_or_check(path: Path, expected: str, check: bool, generator: str = "mak
         print(f"{path} differs from what {generator} renders; run it without --check", file=sys.stderr)
         return 1
     return 0
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """A table generator's command line: its docstring's first paragraph and ``--check``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    return parser
+
+
+def render(path: Path, generated: str, generator: str, check: bool) -> int:
+    """Splice ``generated`` between the markers of ``generator`` in the report at ``path`` and write it (or, with
+    ``check``, compare): :func:`write_or_check`'s status."""
+    expected = splice(path.read_text(encoding="utf-8"), generated, *markers(generator), path)
+    return write_or_check(path, expected, check)

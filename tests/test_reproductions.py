@@ -187,3 +187,11 @@ def test_khosla_figures_draw_figure_1_and_the_appendix_layout(khosla, tmp_path, 
 
     with pytest.raises(Exception, match="layout 'grid' must be"):
         confusion_figure({}, ["a", "oos"], tmp_path / "x.png", layout="grid")
+
+
+def test_xing_unigram_of_a_folder_without_the_config_is_a_one_line_error(xing, tmp_path, capsys):
+    before = xing.UNIGRAM.read_bytes()
+    assert xing.main(["--unigram", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "make_tables.py: error:" in error and str(tmp_path) in error
+    assert xing.UNIGRAM.read_bytes() == before

@@ -16,20 +16,19 @@ paper's bert (Tables 4 / 5) and roberta (Table A2) values; the drop test - cov_t
 table (closed-world accuracy without rejection against each method's rejections); then every finding's verdict.
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from dialshift.reports import markers, splice, write_or_check
+from dialshift import reports
 from dialshift.verdicts import REPRODUCED, paired_differences, verdict
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE / "runs"
 REPORT = HERE.parent / "reproduction_khosla.md"
-BEGIN, END = markers("docs/reproduction_khosla/make_tables.py")
+GENERATOR = "docs/reproduction_khosla/make_tables.py"
 FIGURE = HERE / "confusion_clinc14_cov_maha_seed0.png"
 # Figures A1 and A2 of the paper (Maha, seed 0, 2 x 2 confusion matrices): (build, config, file), the first build
 # present is used (HWU12-COV: the paper-faithful `--cov-dedup none` build first).
@@ -432,12 +431,9 @@ def figure(root: Path = RUNS, out: Path = HERE) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    parser = reports.argument_parser(__doc__)
     args = parser.parse_args(argv)
-    report = REPORT.read_text(encoding="utf-8")
-    expected = splice(report, generate(), BEGIN, END, REPORT)
-    status = write_or_check(REPORT, expected, args.check)
+    status = reports.render(REPORT, generate(), GENERATOR, args.check)
     if not args.check:
         figure()
     return status

@@ -12,17 +12,16 @@ ranker (seed 0; the ensemble is one aggregate of seeds 0-2) and no predictions, 
 and the rule can only say "not decidable". Each verdict row names the run that would decide it.
 """
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
-from dialshift.reports import markers, splice, write_or_check
+from dialshift import reports
 from dialshift.verdicts import verdict
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_lee.md"
-BEGIN, END = markers("docs/reproduction_lee/make_tables.py")
+GENERATOR = "docs/reproduction_lee/make_tables.py"
 RESULTS = {25: HERE / "results_n25.md", 150: HERE / "results_n150.md"}
 METHODS = ("vanilla", "temperature", "dropout", "ensemble")
 METRICS = ("Acc", "Brier", "ECE")
@@ -180,12 +179,9 @@ def generate() -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    parser = reports.argument_parser(__doc__)
     args = parser.parse_args(argv)
-    report = REPORT.read_text(encoding="utf-8")
-    expected = splice(report, generate(), BEGIN, END, REPORT)
-    return write_or_check(REPORT, expected, args.check)
+    return reports.render(REPORT, generate(), GENERATOR, args.check)
 
 
 if __name__ == "__main__":

@@ -13,17 +13,16 @@ report, with every finding's verdict by :mod:`dialshift.verdicts` (per-seed pair
 interval, so "not decidable", and the row names the run that would decide it).
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from dialshift.reports import markers, splice, write_or_check
+from dialshift import reports
 from dialshift.verdicts import verdict
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_xing.md"
-BEGIN, END = markers("docs/reproduction_xing/make_tables.py")
+GENERATOR = "docs/reproduction_xing/make_tables.py"
 EARLIER = HERE / "earlier_run.json"
 UNIGRAM = HERE / "unigram.json"
 SETS = ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end", "rare_begin",
@@ -189,8 +188,7 @@ def compute_unigram(dataset: str) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    parser = reports.argument_parser(__doc__)
     parser.add_argument("--unigram", metavar="DATASET", help="recompute unigram.json from a distracting build")
     args = parser.parse_args(argv)
     if args.unigram:
@@ -201,9 +199,7 @@ def main(argv=None) -> int:
         except DialshiftError as error:
             print(f"make_tables.py: error: {error}", file=sys.stderr)
             return 2
-    report = REPORT.read_text(encoding="utf-8")
-    expected = splice(report, generate(), BEGIN, END, REPORT)
-    return write_or_check(REPORT, expected, args.check)
+    return reports.render(REPORT, generate(), GENERATOR, args.check)
 
 
 if __name__ == "__main__":
