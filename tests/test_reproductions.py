@@ -195,3 +195,17 @@ def test_xing_unigram_of_a_folder_without_the_config_is_a_one_line_error(xing, t
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "make_tables.py: error:" in error and str(tmp_path) in error
     assert xing.UNIGRAM.read_bytes() == before
+
+
+def test_lee_context_turns_of_a_folder_without_dailydialog_is_a_one_line_error(lee, tmp_path, capsys):
+    before = lee.CONTEXT_TURNS.read_bytes()
+    assert lee.main(["--context-turns", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and lee.CONTEXT_TURNS.read_bytes() == before
+
+
+def test_lee_context_table_shows_the_committed_turns(lee):
+    import json
+
+    turns = json.loads(lee.CONTEXT_TURNS.read_text(encoding="utf-8"))
+    row = turns["uw_0.50"]
+    assert f"| uw_0.50 | {row['rows']:,} | {row['mean_turns']:.2f} |" in "\n".join(lee.context_table())

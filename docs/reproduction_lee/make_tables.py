@@ -3,18 +3,24 @@
 
     python docs/reproduction_lee/make_tables.py            # rewrite the generated part of the report
     python docs/reproduction_lee/make_tables.py --check    # exit 1 when the report is not what this generates
+    python docs/reproduction_lee/make_tables.py --context-turns DATASET   # recompute context_turns.json
 
 Reads ``results_n25.md`` and ``results_n150.md`` (the ``results.md`` that ``dialshift evaluate`` wrote for the runs
 of the report: Acc = R@1/10, Brier, ECE per config and method, one sample of 25 / 150 instances per config) and
 renders, between the two ``make_tables`` markers of the report, each beside the paper's Tables 3-7 and every finding's
 verdict by :mod:`dialshift.verdicts`. The rule needs one paired difference per ranker seed; these files hold one
 ranker (seed 0; the ensemble is one aggregate of seeds 0-2) and no predictions, so every verdict rests on one value
-and the rule can only say "not decidable". Each verdict row names the run that would decide it.
+and the rule can only say "not decidable". Each verdict row names the run that would decide it. ``context_turns.json``
+(from a DailyDialog build, by ``--context-turns``) gives each config's mean context length on its whole test split
+and on the `dailydialog` test contexts with the same ids: the length confound of the UW/KW comparisons.
 """
 
+import json
 import re
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from dialshift import reports
 from dialshift.verdicts import verdict
@@ -23,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_lee.md"
 GENERATOR = "docs/reproduction_lee/make_tables.py"
 RESULTS = {25: HERE / "results_n25.md", 150: HERE / "results_n150.md"}
+CONTEXT_TURNS = HERE / "context_turns.json"
 METHODS = ("vanilla", "temperature", "dropout", "ensemble")
 METRICS = ("Acc", "Brier", "ECE")
 FAMILIES = {"UW (Table 3) and KW (Table 5)": ["test", "uw_0.10", "uw_0.30", "uw_0.50", "kw_0.10", "kw_0.30",
@@ -161,6 +168,44 @@ def verdict_rows(tables: dict) -> list[str]:
     return lines
 
 
+def context_turns(dataset: str) -> dict:
+    """Per config of :data:`FAMILIES` in ``dataset`` (``test`` = `dailydialog`): test rows, their mean context turns,
+    and the mean turns of the `dailydialog` test contexts with the same ids."""
+    from dialshift.ranking.data import data_files, read_columns
+
+    files = data_files(dataset)
+
+    def turns(config):
+        table = read_columns(dataset, config, "test", ["id", "context"], files=files).to_pydict()
+        return dict(zip(table["id"], map(len, table["context"]), strict=True))
+
+    unshifted = turns("dailydialog")
+    result = {}
+    for config in dict.fromkeys(c for configs in FAMILIES.values() for c in configs):
+        if config != "test" and config not in files:
+            continue
+        mine = unshifted if config == "test" else turns(config)
+        shared = [unshifted[i] for i in mine if i in unshifted]
+        result[config] = {"rows": len(mine), "mean_turns": float(np.mean(list(mine.values()))),
+                          "shared_with_dailydialog": len(shared),
+                          "dailydialog_mean_turns_on_shared": float(np.mean(shared)) if shared else None}
+    return result
+
+
+def context_table() -> list[str]:
+    data = json.loads(CONTEXT_TURNS.read_text(encoding="utf-8"))
+    lines = ["Context length per config (whole test split, from `reproduction_lee/context_turns.json`): a shifted "
+             "config holds a subset of the `dailydialog` test contexts (the same ids), and where that subset is "
+             "shorter, comparing it with the whole test split confounds the shift with context length.", "",
+             "| config | test rows | mean context turns | rows shared with `dailydialog` | their mean turns there |",
+             "|---|---:|---:|---:|---:|"]
+    for config, row in data.items():
+        there = row["dailydialog_mean_turns_on_shared"]
+        lines.append(f"| {config} | {row['rows']:,} | {row['mean_turns']:.2f} | {row['shared_with_dailydialog']:,} | "
+                     + ("–" if there is None else f"{there:.2f}") + " |")
+    return lines + [""]
+
+
 def generate() -> str:
     tables = {n: parse(path) for n, path in RESULTS.items()}
     lines = ["## Results beside the paper (generated)", "",
@@ -169,6 +214,7 @@ def generate() -> str:
              "`test` is the unshifted `dailydialog` test split (`source` in the files, from dialshift 0.1).", ""]
     for n, table in tables.items():
         lines += result_tables(n, table)
+    lines += context_table()
     lines += ["## Verdicts (generated)", "",
               "By the rule of `dialshift.verdicts`, one rule for the four reports: the paper's direction with a 95 % "
               "t interval of the per-seed paired differences excluding 0 is reproduced, the opposite direction with "
@@ -180,7 +226,17 @@ def generate() -> str:
 
 def main(argv=None) -> int:
     parser = reports.argument_parser(__doc__)
+    parser.add_argument("--context-turns", metavar="DATASET", help="recompute context_turns.json from a DailyDialog "
+                                                                    "build")
     args = parser.parse_args(argv)
+    if args.context_turns:
+        from dialshift.errors import DialshiftError
+
+        try:
+            CONTEXT_TURNS.write_text(json.dumps(context_turns(args.context_turns), indent=1) + "\n", encoding="utf-8")
+        except DialshiftError as error:
+            print(f"make_tables.py: error: {error}", file=sys.stderr)
+            return 2
     return reports.render(REPORT, generate(), GENERATOR, args.check)
 
 
