@@ -15,6 +15,7 @@ shapes the dataset implies.
 
 import hashlib
 import json
+import math
 import re
 import zipfile
 import zlib
@@ -24,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.scoring.jsonl import clip
+from dialshift.scoring.tasks import check_option
 
 #: A returned step name: its kind and seed.
 STEP_NAME = re.compile(r"(lee-train|lee-dropout|lee-fp32)-(0|[1-9][0-9]{0,9})")
@@ -62,8 +65,16 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _finite(value) -> bool:
+    try:
+        return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
 def _names(values) -> bool:
-    return isinstance(values, list) and all(isinstance(v, str) and v for v in values) and len(set(values)) == len(values)
+    return isinstance(values, list) and all(isinstance(v, str) and v for v in values) \
+        and len(set(values)) == len(values)
 
 
 #: The protocol fields a report uses, each with its check and what it must be.
@@ -71,7 +82,6 @@ _PROTOCOL = {
     "test_configs": (lambda v: _names(v) and len(v) > 0, "a non-empty list of distinct config names"),
     "train_config": (lambda v: isinstance(v, str) and v != "", "a config name"),
     "max_instances": (lambda v: v is None or (_is_int(v) and v >= 1), "null or an integer of at least 1"),
-    "ece_bins": (lambda v: _is_int(v) and v >= 1, "an integer of at least 1"),
 }
 
 
@@ -83,7 +93,7 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
         if key not in where:
             raise DialshiftError(f"{path}: no {label!r} field; {_refetch(step)}")
         if not ok(where[key]):
-            raise DialshiftError(f"{path}: field {label!r} must be {what}, got {clip_json(where[key])}; "
+            raise DialshiftError(f"{path}: field {label!r} must be {what}, got {_shown(where[key])}; "
                                  f"{_refetch(step)}")
 
     need("step", lambda v: v == step, f"{step!r} (the file's name; a renamed copy of another step's file?)")
@@ -94,6 +104,8 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
     need("protocol", lambda v: isinstance(v, dict), "an object")
     for key, (ok, what) in _PROTOCOL.items():
         need(key, ok, what, description["protocol"], f"protocol.{key}")
+    need("ece_bins", lambda v: True, "", description["protocol"], "protocol.ece_bins")
+    check_option("ece_bins", description["protocol"]["ece_bins"], f"{path}: protocol.ece_bins")
     configs = description["protocol"]["test_configs"]
     need("ids", lambda v: isinstance(v, dict) and sorted(v) == sorted(configs)
          and all(isinstance(d, str) for d in v.values()), "an id digest per test config of the protocol")
@@ -104,17 +116,17 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
              and len(set(v)) == len(v), "a non-empty list of distinct pass numbers")
     if kind == "lee-train":
         need("training", lambda v: isinstance(v, dict), "an object")
-        need("temperature", lambda v: v is None or (isinstance(v, (int, float)) and bool(np.isfinite(v))),
-             "null or a finite number", description["training"], "training.temperature")
+        need("temperature", lambda v: v is None or _finite(v), "null or a finite number", description["training"],
+             "training.temperature")
     ranker = description.get("training" if kind == "lee-train" else "model")
     if isinstance(ranker, dict) and ranker.get("seed", seed) != seed:
-        raise DialshiftError(f"{path}: its ranker was trained with seed {clip_json(ranker['seed'])}, not {seed}; "
+        raise DialshiftError(f"{path}: its ranker was trained with seed {_shown(ranker['seed'])}, not {seed}; "
                              f"{_refetch(step)}")
 
 
-def clip_json(value, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _shown(value) -> str:
+    """A JSON value as the file holds it, cut short."""
+    return clip(json.dumps(value, ensure_ascii=True), 60)
 
 
 def _archives(entry: Returned) -> list[Path]:
@@ -126,7 +138,7 @@ def _archives(entry: Returned) -> list[Path]:
 def find_returned(paths) -> dict[str, Returned]:
     """The returned steps of ``paths`` (folders, or files), descriptions read and checked, archives located; every
     file of a folder must belong to a step (or be ``smoke.json``). Nothing is read from the archives yet."""
-    files, given = [], set()
+    files = []
     for path in map(Path, paths):
         if path.is_dir():
             for entry in sorted(path.iterdir()):
@@ -136,9 +148,12 @@ def find_returned(paths) -> dict[str, Returned]:
                 files.append(entry)
         elif path.is_file():
             files.append(path)
-            given.add(path.resolve())
         else:
             raise DialshiftError(f"{path}: no such file or folder")
+    for path in files:
+        if not path.is_file():
+            raise DialshiftError(f"{path}: not a regular file (a device, socket or broken link); move it out of the "
+                                 "returned files")
     steps: dict[str, Returned] = {}
     for path in files:
         if path.suffix != ".json" or path.name in IGNORED:
@@ -157,8 +172,9 @@ def find_returned(paths) -> dict[str, Returned]:
         entry.archives = _archives(entry)
         missing = [p.name for p in entry.archives if not p.is_file()]
         if missing:
-            raise DialshiftError(f"{path}: {', '.join(missing)} not beside it; fetch {'them' if len(missing) > 1 else 'it'} "
-                                 f"or rerun step {entry.step}")
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            them = "them" if len(missing) > 1 else "it"
+            raise DialshiftError(f"{path}: {shown} not beside it; fetch {them} or rerun step {entry.step}")
         steps[entry.step] = entry
     claimed = {p.resolve() for entry in steps.values() for p in (entry.path, *entry.archives)}
     for path in files:
@@ -209,13 +225,14 @@ def _read_archive(path: Path, step: str, expected: dict) -> dict:
                                      f"{', '.join(sorted(expected))}); {_refetch(step)}")
             for name, (shape, kinds) in expected.items():
                 found, dtype = _header(archive, members[name])
-                fits = len(found) == len(shape) and all(want is None or want == got for want, got in zip(shape, found))
+                fits = len(found) == len(shape) and all(want in (None, got) for want, got in zip(shape, found,
+                                                                                                 strict=False))
                 if not fits or dtype.kind not in kinds:
                     want = "x".join("n" if s is None else str(s) for s in shape)
                     kind = "floating-point" if kinds == "f" else "integer"
+                    source = " (the config's rows and candidates in the dataset)" if name.startswith("test/") else ""
                     raise DialshiftError(f"{path}: array {name!r} is {dtype} of shape {'x'.join(map(str, found))}, "
-                                         f"expected {kind} of shape {want} (rows and candidates of the dataset's "
-                                         f"config); {_refetch(step)}")
+                                         f"expected {kind} of shape {want}{source}; {_refetch(step)}")
             arrays = {}
             for name, member in members.items():
                 with archive.open(member) as handle:
@@ -223,8 +240,8 @@ def _read_archive(path: Path, step: str, expected: dict) -> dict:
     except DialshiftError:
         raise
     except _ARCHIVE_ERRORS as error:
-        raise DialshiftError(f"{path}: not a readable .npz archive ({type(error).__name__}: {error}); "
-                             f"{_refetch(step)}") from error
+        raise DialshiftError(f"{path}: not a readable .npz archive ({type(error).__name__}: "
+                             f"{clip(str(error), 100)}); {_refetch(step)}") from error
     return arrays
 
 

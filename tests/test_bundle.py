@@ -225,8 +225,15 @@ def _huge_header(back):
                     np.lib.format.write_array(member, value)
 
 
-def _remove(name):
-    return lambda back: (back / name).unlink()
+def _remove(*names):
+    return lambda back: [(back / name).unlink() for name in names]
+
+
+def _device(name):
+    def forge(back):
+        (back / name).unlink()
+        (back / name).symlink_to("/dev/zero")  # endless: reading it would never finish
+    return forge
 
 
 FORGED = {
@@ -268,10 +275,13 @@ FORGED = {
     "extra dropout pass": (_write("lee-dropout-0-p7.npz", lambda p: (p.parent / "lee-dropout-0-p0.npz").read_bytes()),
                            "lee-dropout-0-p7.npz", "not a file any returned step describes"),
     "missing pass": (_remove("lee-dropout-0-p1.npz"), "lee-dropout-0.json", "lee-dropout-0-p1.npz not beside it"),
-    "fp32 without its ranker's step": (lambda back: [_remove(n)(back) for n in ("lee-train-0.json", "lee-train-0.npz")],
-                                       "lee-fp32-0.json", "compares it with step lee-train-0"),
+    "fp32 without its ranker's step": (_remove("lee-train-0.json", "lee-train-0.npz"), "lee-fp32-0.json",
+                                       "compares it with step lee-train-0"),
     "another bundle's file": (_edit_json("lee-train-1.json", bundle="0123456789ab"), "lee-train-1.json",
                               "its bundle differs"),
+    "ECE bins out of range": (_edit_json("lee-train-0.json", **{"protocol.ece_bins": 0}), "lee-train-0.json",
+                              "protocol.ece_bins = 0: must be an integer from 1 to 10,000"),
+    "a device, not a file": (_device("lee-fp32-0.json"), "lee-fp32-0.json", "not a regular file"),
 }
 
 
@@ -318,7 +328,8 @@ FORGED_MANIFESTS = {
     "not an object": (lambda p: p.write_text("[]"), "unknown bundle format 'list'"),
     "no steps": (_manifest(lambda m: m.pop("steps")), "field 'steps' must be a list"),
     "step not an object": (_manifest(lambda m: m["steps"].__setitem__(1, "lee-train-0")), "steps[1] must be an object"),
-    "seconds as text": (_manifest(lambda m: m["steps"][2].update(seconds="600")), "steps[2].seconds has the wrong type"),
+    "seconds as text": (_manifest(lambda m: m["steps"][2].update(seconds="600")),
+                        "steps[2].seconds has the wrong type"),
     "return sizes as text": (_manifest(lambda m: m["steps"][0]["return_bytes"].update({"smoke.json": "1 MB"})),
                              "steps[0].returns or return_bytes has the wrong type"),
 }
