@@ -302,6 +302,8 @@ def read_manifest(bundle) -> dict:
         manifest = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise DialshiftError(f"{path}: not readable JSON ({error}); {remake}") from error
+    except RecursionError:
+        raise DialshiftError(f"{path}: nested too deeply to be a bundle manifest; {remake}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise DialshiftError(f"{path}: unknown bundle format {found!r} (expected {BUNDLE_FORMAT}); {remake}")
@@ -623,7 +625,8 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
         candidates[name] = counts.pop()
     for entry in found.values():
         for name, digest in entry.description["ids"].items():
-            if name not in ids or _ids_digest(ids[name]) != digest:
+            if name not in ids or _ids_digest(ids[name]) != digest \
+                    or entry.description["instances"][name] != len(ids[name]):
                 raise DialshiftError(f"{entry.path}: the {name!r} test ids differ from those of {dataset} "
                                      f"(bundle made from {', '.join(sorted(sources))}, this folder is {revision}); "
                                      "report against the dataset folder the bundle was made from")

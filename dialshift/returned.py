@@ -56,6 +56,8 @@ def _read_json(path: Path, step: str) -> dict:
         value = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise DialshiftError(f"{path}: not readable JSON ({error}); {_refetch(step)}") from error
+    except RecursionError:
+        raise DialshiftError(f"{path}: nested too deeply to be a step description; {_refetch(step)}") from None
     if not isinstance(value, dict):
         raise DialshiftError(f"{path}: holds a JSON {type(value).__name__}, not a step description; {_refetch(step)}")
     return value

@@ -282,6 +282,10 @@ FORGED = {
     "ECE bins out of range": (_edit_json("lee-train-0.json", **{"protocol.ece_bins": 0}), "lee-train-0.json",
                               "protocol.ece_bins = 0: must be an integer from 1 to 10,000"),
     "a device, not a file": (_device("lee-fp32-0.json"), "lee-fp32-0.json", "not a regular file"),
+    "a forged instance count": (_edit_json("lee-fp32-0.json", **{"instances.sr_2": 10**30}), "lee-fp32-0.json",
+                                "the 'sr_2' test ids differ"),
+    "deeply nested JSON": (_write("lee-train-1.json", b"[" * 100_000 + b"]" * 100_000), "lee-train-1.json",
+                           "nested too deeply"),
 }
 
 
@@ -326,6 +330,7 @@ def _manifest(edit):
 FORGED_MANIFESTS = {
     "broken JSON": (lambda p: p.write_bytes(p.read_bytes()[:-30]), "not readable JSON"),
     "not an object": (lambda p: p.write_text("[]"), "unknown bundle format 'list'"),
+    "deeply nested": (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
     "no steps": (_manifest(lambda m: m.pop("steps")), "field 'steps' must be a list"),
     "step not an object": (_manifest(lambda m: m["steps"].__setitem__(1, "lee-train-0")), "steps[1] must be an object"),
     "seconds as text": (_manifest(lambda m: m["steps"][2].update(seconds="600")),
