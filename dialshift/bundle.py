@@ -29,7 +29,6 @@ precision moves the metrics less than the seeds do).
 """
 
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -297,16 +296,13 @@ def read_manifest(bundle) -> dict:
     if not path.is_file():
         raise DialshiftError(f"{bundle}: not a dialshift bundle (no {BUNDLE_FILE}; make one with `dialshift bundle "
                              "create`)")
+    from dialshift.returned import read_json_object
+
     remake = "copy the bundle again or make a new one with `dialshift bundle create`"
-    try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DialshiftError(f"{path}: not readable JSON ({error}); {remake}") from error
-    except RecursionError:
-        raise DialshiftError(f"{path}: nested too deeply to be a bundle manifest; {remake}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
-        raise DialshiftError(f"{path}: unknown bundle format {found!r} (expected {BUNDLE_FORMAT}); {remake}")
+    manifest = read_json_object(path, "bundle manifest", remake)
+    if manifest.get("format") != BUNDLE_FORMAT:
+        raise DialshiftError(f"{path}: unknown bundle format {manifest.get('format')!r} (expected {BUNDLE_FORMAT}); "
+                             f"{remake}")
     number = (int, float)
     fields = {"id": str, "dataset_revision": str, "protocol": dict, "train_instances": int, "steps": list}
     step_fields = {"name": str, "what": str, "seconds": number, "returns": list, "return_bytes": dict}

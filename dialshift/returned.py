@@ -51,15 +51,17 @@ def _refetch(step: str) -> str:
     return f"fetch it again or rerun step {step}"
 
 
-def _read_json(path: Path, step: str) -> dict:
+def read_json_object(path: Path, what: str, fix: str) -> dict:
+    """The JSON object of ``path`` (a ``what``, e.g. "step description"); broken, non-UTF-8, too deeply nested or
+    non-object content is one line ending in ``fix``."""
     try:
         value = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DialshiftError(f"{path}: not readable JSON ({error}); {_refetch(step)}") from error
+        raise DialshiftError(f"{path}: not readable JSON ({error}); {fix}") from error
     except RecursionError:
-        raise DialshiftError(f"{path}: nested too deeply to be a step description; {_refetch(step)}") from None
+        raise DialshiftError(f"{path}: nested too deeply to be a {what}; {fix}") from None
     if not isinstance(value, dict):
-        raise DialshiftError(f"{path}: holds a JSON {type(value).__name__}, not a step description; {_refetch(step)}")
+        raise DialshiftError(f"{path}: holds a JSON {type(value).__name__}, not a {what}; {fix}")
     return value
 
 
@@ -166,7 +168,7 @@ def find_returned(paths) -> dict[str, Returned]:
                                  "and smoke); move it out of the returned files")
         kind, seed = match[1], int(match[2])
         entry = Returned(path.stem, kind, seed, path, {})
-        entry.description = _read_json(path, entry.step)
+        entry.description = read_json_object(path, "step description", _refetch(entry.step))
         _check_description(path, entry.step, kind, seed, entry.description)
         if entry.step in steps:
             raise DialshiftError(f"{path}: step {entry.step} was brought back twice (also {steps[entry.step].path}); "

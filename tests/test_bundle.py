@@ -329,7 +329,8 @@ def _manifest(edit):
 
 FORGED_MANIFESTS = {
     "broken JSON": (lambda p: p.write_bytes(p.read_bytes()[:-30]), "not readable JSON"),
-    "not an object": (lambda p: p.write_text("[]"), "unknown bundle format 'list'"),
+    "not an object": (lambda p: p.write_text("[]"), "holds a JSON list, not a bundle manifest"),
+    "another format": (_manifest(lambda m: m.update(format="dialshift-bundle/0")), "unknown bundle format"),
     "deeply nested": (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
     "no steps": (_manifest(lambda m: m.pop("steps")), "field 'steps' must be a list"),
     "step not an object": (_manifest(lambda m: m["steps"].__setitem__(1, "lee-train-0")), "steps[1] must be an object"),
