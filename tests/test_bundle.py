@@ -123,6 +123,9 @@ def test_report_scores_returned_logits_like_evaluate(returned, bundle, tmp_path)
         assert np.allclose([r["probabilities"] for r in ours], [r["probabilities"] for r in theirs], atol=2e-6)
     document = json.loads((out / "ensemble" / "results.json").read_text())
     assert document["run"]["method"] == "ensemble" and document["run"]["seeds"] == [0, 1]
+    # a report may be written again into the folder it wrote (fewer replicates: faster)
+    assert cli(["bundle", "report", str(back), "--dataset", str(folder), "--out", str(out), "--bootstrap", "5",
+                "--no-plots", "--no-progress"]) == 0
 
 
 def test_report_refuses_another_dataset(returned, tmp_path):
