@@ -209,6 +209,20 @@ def test_the_card_records_a_fingerprint_per_file_and_keeps_it_for_kept_configs(f
     assert hub.folder_metadata(folder)["toy_source"]["files"] == recorded
 
 
+def test_a_fingerprint_difference_says_what_changed(folder):
+    from dialshift.hub.fingerprints import fingerprint_difference
+
+    path = folder / "toy_source" / "train-00000-of-00001.parquet"
+    recorded = hub.file_fingerprint(path)
+    assert fingerprint_difference(path, recorded) is None
+    data = bytearray(path.read_bytes())
+    data[10] ^= 1
+    path.write_bytes(bytes(data))
+    assert fingerprint_difference(path, recorded) == "same size, new sha256"
+    path.write_bytes(bytes(data) + b"x")
+    assert fingerprint_difference(path, recorded) == f"{recorded['size'] + 1:,} bytes, recorded {recorded['size']}"
+
+
 def test_a_changed_file_fails_validation_and_cannot_be_kept(folder):
     path = folder / "toy_source" / "train-00000-of-00001.parquet"
     path.write_bytes(path.read_bytes()[:-20])  # truncated: footer gone
