@@ -1,4 +1,5 @@
-"""Shared test set-up: offline Hugging Face caches per session, a headless matplotlib, the raw-data fixture."""
+"""Shared test set-up: offline Hugging Face caches per session, a headless matplotlib, the raw-data fixture, the toy
+plug-in, and helpers the command-line tests share."""
 
 import os
 import tempfile
@@ -51,3 +52,18 @@ def toy_plugin(tmp_path_factory, monkeypatch):
     registry.reset()
     yield site
     registry.reset()
+
+
+def one_line_error(capsys, command=None) -> str:
+    """The one line a failed command wrote to stderr (``dialshift COMMAND: error: ...`` when ``command`` is given)."""
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    if command:
+        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
+    return err[0]
+
+
+def tree(folder) -> dict:
+    """``{relative path: bytes}`` of every file under ``folder``: hidden ones included, symlinks to files read
+    through."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}

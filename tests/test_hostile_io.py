@@ -11,6 +11,7 @@ import shutil
 import stat
 
 import pytest
+from conftest import one_line_error, tree
 
 import dialshift
 from dialshift import hub, loading
@@ -31,19 +32,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
 
 def build(*argv):
     return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys, command=None):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    if command:
-        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
-    return err[0]
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder`` (hidden ones included)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import shutil
 
 import datasets
 import pytest
+from conftest import tree
 
 from dialshift import hub
 from dialshift.errors import DialshiftError
@@ -139,11 +140,6 @@ def test_push_refuses_an_invalid_folder(folder):
 
 
 # ----------------------------------------------------------------------------------------------- safety
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder`` (symlinks to files read through)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_the_folder_carries_a_marker_listing_the_files_the_builder_wrote(folder):

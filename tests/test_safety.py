@@ -16,6 +16,7 @@ import textwrap
 
 import datasets
 import pytest
+from conftest import one_line_error, tree
 
 from dialshift import hub
 from dialshift.cli import main
@@ -33,19 +34,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
 
 def build(*argv):
     return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys, command=None):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    if command:
-        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
-    return err[0]
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder``, symlinks included (as their target's bytes)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
