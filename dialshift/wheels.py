@@ -1,7 +1,9 @@
 """Wheels for a machine that installs offline: dialshift's own and pinned downloads of other packages.
 
 dialshift's wheel is built from the source checkout the running package was imported from (``pip wheel``, so local
-edits travel), else, for an installed dialshift, repacked from the files its installer recorded: every file the
+edits travel; setuptools builds in a scratch folder named by ``DIST_EXTRA_CONFIG``, not in the checkout's ``build/``,
+whose files left from an earlier build would go into the wheel: setuptools never removes from it a file the source
+no longer has), else, for an installed dialshift, repacked from the files its installer recorded: every file the
 distribution's ``RECORD`` lists inside site-packages (the package folders and its ``.dist-info``, not compiled
 ``__pycache__`` files, console scripts or the installer's own records), with a fresh ``RECORD``. The repacked wheel
 holds the files of the wheel it was installed from; its entries are sorted and dated 1980-01-01, so the same
@@ -10,8 +12,10 @@ installation gives the same bytes.
 
 import base64
 import hashlib
+import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from importlib import metadata as importlib_metadata
 from pathlib import Path, PurePosixPath
@@ -35,9 +39,9 @@ def source_checkout() -> Path | None:
     return None
 
 
-def pip(args: list[str], what: str) -> None:
+def pip(args: list[str], what: str, env: dict | None = None) -> None:
     """Run ``python -m pip ARGS``; one line naming ``what`` failed and pip's last line when it fails."""
-    result = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=env)
     if result.returncode:
         tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
         raise DialshiftError(f"pip could not {what} ({tail[0]}); check the network or pass --wheel-cache")
@@ -49,7 +53,11 @@ def dialshift_wheel(out: Path) -> Path:
     checkout = source_checkout()
     if checkout is None:
         return repack_installed(out)
-    pip(["wheel", "--quiet", "--no-deps", "-w", str(out), str(checkout)], "build the dialshift wheel")
+    with tempfile.TemporaryDirectory(prefix="dialshift-wheel-") as scratch:
+        config = Path(scratch) / "setup.cfg"
+        config.write_text(f"[build]\nbuild_base = {scratch}/build\n[egg_info]\negg_base = {scratch}\n")
+        pip(["wheel", "--quiet", "--no-deps", "-w", str(out), str(checkout)], "build the dialshift wheel",
+            env={**os.environ, "DIST_EXTRA_CONFIG": str(config)})
     return max(out.glob(f"{DISTRIBUTION}-*.whl"), key=lambda path: path.stat().st_mtime_ns)
 
 

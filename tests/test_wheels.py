@@ -1,5 +1,6 @@
 """dialshift.wheels: an installed distribution repacked into a wheel holds exactly its installed files, with a
-RECORD pip accepts, the same bytes every time; an installation without its files is refused in one line."""
+RECORD pip accepts, the same bytes every time; an installation without its files is refused in one line; a wheel
+built from a checkout leaves its build/ alone and takes nothing from it."""
 
 import base64
 import hashlib
@@ -7,8 +8,9 @@ import zipfile
 
 import pytest
 
+from dialshift import wheels
 from dialshift.errors import DialshiftError
-from dialshift.wheels import repack_installed, source_checkout
+from dialshift.wheels import dialshift_wheel, repack_installed, source_checkout
 
 INFO = "fakepkg-1.0.dist-info"
 PACKAGE = {"fakepkg/__init__.py": b"VALUE = 1\n", "fakepkg/data/card.md": b"# card\n"}
@@ -70,3 +72,21 @@ def test_an_installation_without_its_files_is_refused(tmp_path, monkeypatch):
 
 def test_this_checkout_is_a_source_checkout():
     assert source_checkout() is not None and (source_checkout() / "dialshift" / "wheels.py").is_file()
+
+
+def test_a_checkout_wheel_is_built_outside_the_checkouts_build_folder(tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    (checkout / "dialshift").mkdir(parents=True)
+    (checkout / "dialshift" / "__init__.py").write_text("VALUE = 1\n")
+    (checkout / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=77"]\n'
+                                             'build-backend = "setuptools.build_meta"\n\n'
+                                             '[project]\nname = "dialshift"\nversion = "0.0.1"\n')
+    stale = checkout / "build" / "lib" / "dialshift" / "removed_module.py"  # left by an earlier build
+    stale.parent.mkdir(parents=True)
+    stale.write_text("GONE = True\n")
+    monkeypatch.setattr(wheels, "SOURCE_ROOT", checkout)
+    wheel = dialshift_wheel(tmp_path / "out")
+    with zipfile.ZipFile(wheel) as archive:
+        assert "dialshift/__init__.py" in archive.namelist() and "dialshift/removed_module.py" not in archive.namelist()
+    assert sorted(path.name for path in (checkout / "build").rglob("*")) == ["dialshift", "lib", "removed_module.py"]
+    assert not list(checkout.glob("*.egg-info"))
