@@ -1,5 +1,4 @@
-"""Shared test set-up: offline Hugging Face caches per session, a headless matplotlib, the raw-data fixture, the toy
-plug-in, and helpers the command-line tests share."""
+"""Shared test set-up: offline Hugging Face caches per session, a headless matplotlib, the raw-data fixture."""
 
 import os
 import tempfile
@@ -54,8 +53,18 @@ def toy_plugin(tmp_path_factory, monkeypatch):
     registry.reset()
 
 
-def one_line_error(capsys, command=None) -> str:
-    """The one line a failed command wrote to stderr (``dialshift COMMAND: error: ...`` when ``command`` is given)."""
+# ----------------------------------------------------------------------------------------------- hostile-case helpers
+
+
+def toy_build(*argv):
+    """``dialshift build`` of the toy family (the ``toy_plugin`` fixture installs it) with ``argv``; its exit status."""
+    from dialshift.cli import main
+
+    return main(["build", "--family", "toyfam", "--no-progress", *argv])
+
+
+def one_line_error(capsys, command=None):
+    """The one line a failed command wrote to stderr (asserted to be one, starting ``dialshift COMMAND: error:``)."""
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     if command:
@@ -63,7 +72,7 @@ def one_line_error(capsys, command=None) -> str:
     return err[0]
 
 
-def tree(folder) -> dict:
-    """``{relative path: bytes}`` of every file under ``folder``: hidden ones included, symlinks to files read
-    through."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+def tree(folder):
+    """``{relative path: bytes}`` of every file under ``folder``, hidden ones and symlinks (as their target's
+    bytes) included."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -42,9 +42,10 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers over datasets (which scores through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs (with the wheels they
-    # carry).
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.wheels"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
+    # and the wheels they carry.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
+     "dialshift.wheels"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
     # The families and the trainers shipped with dialshift: plug-ins on top of the core.

@@ -17,6 +17,7 @@ import textwrap
 import datasets
 import pytest
 from conftest import one_line_error, tree
+from conftest import toy_build as build
 
 from dialshift import hub
 from dialshift.cli import main
@@ -30,10 +31,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
     (data / "clinc150").mkdir(parents=True)
     (data / "clinc150" / "data_full.json").write_text('{"train": [["raw corpus", "keep"]]}')
     monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
-
-
-def build(*argv):
-    return main(["build", "--family", "toyfam", "--no-progress", *argv])
 
 
 @pytest.fixture
