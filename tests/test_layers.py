@@ -24,8 +24,8 @@ LAYERS = (
      "dialshift.text", "dialshift.arguments"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts"),
-    # Data: raw-corpus readers and the seeded shifts applied to them.
-    ("dialshift.sources", "dialshift.shifts"),
+    # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
+    ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
     ("dialshift.registry",),
     # Hub dataset folders: writing, reading, fingerprints and cards of built configs.

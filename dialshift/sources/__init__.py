@@ -18,7 +18,7 @@ def sources() -> dict[str, SourceInfo]:
     global _LOADED
     if not _LOADED:
         for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            if info.name != "base":
+            if info.name not in ("base", "manifest"):
                 importlib.import_module(f"{__name__}.{info.name}")
         _LOADED = True
     return dict(sorted(registered_sources().items()))
