@@ -40,7 +40,7 @@ def resolve_data_dir(data_dir=None) -> Path:
             raise DialshiftError(f"data directory {path} ({source}) is a file, not a directory; point {source} at the "
                                  f"folder that holds the raw corpora")
         if not path.is_dir():
-            raise DialshiftError(f"data directory {path} ({source}) does not exist; fetch the raw corpora into it "
+            raise DialshiftError(f"data directory {path} does not exist ({source}); fetch the raw corpora into it "
                                  f"with `dialshift download --data-dir {path}`, or point {source} at them")
         return path.resolve()
     for candidate in _default_candidates():

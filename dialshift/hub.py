@@ -697,6 +697,8 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
     import datasets
     from datasets.info import DatasetInfosDict
 
+    from dialshift.identity import identity_problems
+
     folder = Path(folder).expanduser().absolute()
     report = ValidationReport(folder)
     card = read_card(folder)
@@ -707,6 +709,7 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
         report.problems.append(f"{README}: declares no configs")
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
     recorded = folder_metadata(folder)
+    report.problems.extend(f"{README}: {problem}" for problem in identity_problems(recorded))
     for missing in sorted(set(expected_configs or ()) - set(declared)):
         report.problems.append(f"{missing}: expected config is not in the folder")
     file_problems = {name: check_config_files(folder, name, sorted(files), recorded.get(name, {}).get("files"))

@@ -297,3 +297,8 @@ def test_a_build_from_downloaded_corpora_equals_a_build_from_the_originals(raw_d
                         for path in sorted((tmp_path / folder).rglob("*.parquet"))}
                for folder in ("downloaded", "original")}
     assert parquet["downloaded"] == parquet["original"] and len(parquet["original"]) >= 3
+    from dialshift.hub import folder_metadata
+
+    recorded = {name: entry["raw_corpora"] for name, entry in folder_metadata(tmp_path / "downloaded").items()}
+    expected = {corpus: {"checksum": shipped_manifest()[corpus].digest, "matches_manifest": True} for corpus in corpora}
+    assert all(corpora_of_config == expected for corpora_of_config in recorded.values()), recorded

@@ -21,6 +21,7 @@ LAYERS = (
     # The version, the error type, atomic writes, paths, typed config declarations, fork-pool helpers, one tokenizer,
     # checked argparse types: what everything else may use.
     ("dialshift", "dialshift.errors", "dialshift.io", "dialshift.data_dir", "dialshift.configs", "dialshift.parallel",
+     "dialshift.identity",
      "dialshift.text", "dialshift.arguments"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts"),

@@ -75,6 +75,27 @@ class Corpus:
         """``{path: "sha256:<hex>"}`` of every file, as recorded."""
         return {item.path: f"sha256:{item.sha256}" for item in self.files}
 
+    @property
+    def digest(self) -> str:
+        """:func:`checksums_digest` of the files as the manifest records them."""
+        return checksums_digest({item.path: item.sha256 for item in self.files})
+
+
+def checksums_digest(checksums: dict[str, str]) -> str:
+    """``sha256:<hex>`` over ``path sha256`` lines (sorted by path): one checksum of a corpus folder."""
+    lines = "".join(f"{path}\t{checksums[path]}\n" for path in sorted(checksums))
+    return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def folder_checksum(data_dir, corpus: Corpus) -> dict:
+    """The checksum of the files of ``corpus`` as they are under ``data_dir`` (a missing file counts as the word
+    ``missing``): ``{"checksum": "sha256:...", "matches_manifest": bool}``."""
+    folder = Path(data_dir) / corpus.name
+    found = {item.path: update_digest(hashlib.sha256(), folder / item.path).hexdigest()
+             if (folder / item.path).is_file() else "missing" for item in corpus.files}
+    digest = checksums_digest(found)
+    return {"checksum": digest, "matches_manifest": digest == corpus.digest}
+
 
 def _relative(text, where: str) -> str:
     path = PurePosixPath(text) if isinstance(text, str) else None
