@@ -469,6 +469,8 @@ def render_card(infos: dict, cards: list[FamilyCard], *, folder: Path, pretty_na
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    from dialshift.provenance import INSTALL_COMMAND, corpus_rows
+
     licenses = sorted({card.license for card in cards if card.license})
     card_data = DatasetCardData(
         pretty_name=pretty_name,
@@ -508,6 +510,8 @@ def render_card(infos: dict, cards: list[FamilyCard], *, folder: Path, pretty_na
         family_sections="\n\n".join(sections),
         citations=[card.citation.strip() for card in sorted(cards, key=lambda c: c.name) if card.citation.strip()],
         fingerprint=folder_fingerprint(folder),
+        install=INSTALL_COMMAND,
+        raw_corpora=corpus_rows(metadata or {}),
     )
     return str(card).rstrip("\n") + "\n"
 
@@ -787,9 +791,12 @@ def _validate_config(folder: Path, name: str, files: dict, info, cache: Path, ro
 
 
 def upload_plan(folder) -> list[str]:
-    """The exact files :func:`push_hub_folder` uploads (relative paths, sorted): the card and declared parquet."""
+    """The exact files :func:`push_hub_folder` uploads (relative paths): the card, the provenance file
+    (:mod:`dialshift.provenance`, written at push time) and the declared parquet files."""
+    from dialshift.provenance import PROVENANCE_FILE
+
     folder = Path(folder)
-    files = [README]
+    files = [README, PROVENANCE_FILE]
     for name, splits in sorted(declared_configs(folder).items()):
         files.extend(f"{name}/{parquet_name(split)}" for split in sorted(splits))
     return files
@@ -876,15 +883,22 @@ def push_hub_folder(folder, repo_id: str, *, token=None, private: bool = False, 
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     plan = push_plan(folder, repo_id, api=api, revision=revision, delete_remote_extras=delete_remote_extras,
                      strict=delete_remote_extras)
-    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in plan.uploads]
-    operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
-    commit = api.create_commit(
-        repo_id=repo_id,
-        repo_type="dataset",
-        revision=revision,
-        operations=operations,
-        commit_message=f"dialshift {__version__}: {len(declared_configs(folder))} configs",
-    )
+    from dialshift.provenance import PROVENANCE_FILE, provenance_bytes
+
+    with tempfile.TemporaryDirectory(prefix="dialshift-push-") as scratch:
+        written = Path(scratch) / PROVENANCE_FILE
+        written.write_bytes(provenance_bytes(folder_metadata(folder)))
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(written if path == PROVENANCE_FILE
+                                                                                 else folder / path))
+                      for path in plan.uploads]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
+        commit = api.create_commit(
+            repo_id=repo_id,
+            repo_type="dataset",
+            revision=revision,
+            operations=operations,
+            commit_message=f"dialshift {__version__}: {len(declared_configs(folder))} configs",
+        )
     return str(getattr(commit, "commit_url", commit))
 
 

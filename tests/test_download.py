@@ -302,3 +302,15 @@ def test_a_build_from_downloaded_corpora_equals_a_build_from_the_originals(raw_d
     recorded = {name: entry["raw_corpora"] for name, entry in folder_metadata(tmp_path / "downloaded").items()}
     expected = {corpus: {"checksum": shipped_manifest()[corpus].digest, "matches_manifest": True} for corpus in corpora}
     assert all(corpora_of_config == expected for corpora_of_config in recorded.values()), recorded
+    from dialshift.provenance import INSTALL_COMMAND, provenance
+
+    published = provenance(folder_metadata(tmp_path / "downloaded"))
+    assert sorted(published["raw_corpora"]) == corpora
+    for corpus in corpora:
+        assert published["raw_corpora"][corpus]["files"] == shipped_manifest()[corpus].checksums()
+    assert all(entry["options_digest"].startswith("sha256:") for entry in published["configs"].values())
+    card = (tmp_path / "downloaded" / "README.md").read_text()
+    assert f"import dialshift  # {INSTALL_COMMAND}" in card
+    for corpus in corpora:
+        manifest = shipped_manifest()[corpus]
+        assert f"| `{corpus}` | {manifest.licence_text} | {manifest.source_text} |" in card

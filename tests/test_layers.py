@@ -29,8 +29,8 @@ LAYERS = (
     ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
     ("dialshift.registry",),
-    # Hub dataset folders: writing, reading, fingerprints and cards of built configs.
-    ("dialshift.hub",),
+    # Hub dataset folders: writing, reading, fingerprints and cards of built configs, and what a push publishes.
+    ("dialshift.hub", "dialshift.provenance"),
     # Models (torch) and figures: they use metrics, never scoring, training or evaluation runs.
     ("dialshift.models", "dialshift.plots"),
     # Scoring predictions against a dataset folder's gold.

@@ -115,6 +115,9 @@ def test_every_usage_line_of_the_built_card_works(offline_cache, monkeypatch):
     assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == \
         hub.upload_plan(folder)
     cache_repo = hub_cache_snapshot("org/dialshift-pushed", mirror)
+    provenance = json.loads((mirror / "dialshift_provenance.json").read_text())
+    assert {name: entry["options_digest"] for name, entry in provenance["configs"].items()} == \
+        {name: entry["identity"]["options_digest"] for name, entry in hub.folder_metadata(folder).items()}
 
     card = (folder / "README.md").read_text()
     block = re.search(r"## Usage\n\n```python\n(.*?)```", card, re.S)[1]
