@@ -17,6 +17,7 @@ import dialshift.download
 from dialshift.cli import main
 from dialshift.download import RAW_BASE, download
 from dialshift.errors import DialshiftError, SourceError
+from dialshift.sources import sources
 from dialshift.sources.manifest import check_corpus, parse_manifest, shipped_manifest
 
 COMMIT = "c" * 40
@@ -202,11 +203,12 @@ def test_the_command_line(server, tmp_path, monkeypatch, capsys):
     assert "unknown corpus 'nope'; the corpora are plain, zipped" in capsys.readouterr().err
 
 
-def test_a_missing_file_names_the_download_command(tmp_path):
-    from dialshift.sources import sources
-
-    with pytest.raises(SourceError, match=r"file not found; get it with `dialshift download --corpus hwu64`"):
-        sources()["hwu64"].load(tmp_path)
+@pytest.mark.parametrize("source", sorted(sources()))
+def test_a_missing_corpus_names_the_download_command(tmp_path, source):
+    info = sources()[source]
+    corpus = info.path.split("/")[0]
+    with pytest.raises(SourceError, match=rf"not found; get it with `dialshift download --corpus {corpus}`"):
+        info.load(tmp_path)
 
 
 def test_the_shipped_manifest_pins_every_file_of_every_corpus():

@@ -102,16 +102,24 @@ def hub_cache_snapshot(repo_id: str, mirror: Path) -> Path:
     return repo
 
 
+def pushed_toy_folder(root: Path, monkeypatch, repo_id: str) -> tuple[Path, Path]:
+    """``(folder, mirror)``: the toy family built into ``root/built`` and pushed to ``repo_id`` on a fake Hub whose
+    files land in ``root/mirror``."""
+    from dialshift import hub
+
+    folder, mirror = root / "built", root / "mirror"
+    assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
+    monkeypatch.setattr(hub, "make_api", lambda token=None: MirrorApi(mirror))
+    assert main(["push", str(folder), "--repo-id", repo_id]) == 0
+    return folder, mirror
+
+
 def test_every_usage_line_of_the_built_card_works(offline_cache, monkeypatch):
     import datasets
 
     from dialshift import hub
 
-    folder = offline_cache / "built"
-    assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
-    mirror = offline_cache / "mirror"
-    monkeypatch.setattr(hub, "make_api", lambda token=None: MirrorApi(mirror))
-    assert main(["push", str(folder), "--repo-id", "org/dialshift-pushed"]) == 0
+    folder, mirror = pushed_toy_folder(offline_cache, monkeypatch, "org/dialshift-pushed")
     assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == \
         hub.upload_plan(folder)
     cache_repo = hub_cache_snapshot("org/dialshift-pushed", mirror)
@@ -171,13 +179,7 @@ def test_an_explicit_repository_or_revision_is_served_exactly_or_refused(offline
 
 
 def test_a_hub_revision_is_loaded_at_that_commit_and_says_so(offline_cache, monkeypatch):
-    from dialshift import hub
-
-    folder = offline_cache / "built"
-    assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
-    mirror = offline_cache / "mirror"
-    monkeypatch.setattr(hub, "make_api", lambda token=None: MirrorApi(mirror))
-    assert main(["push", str(folder), "--repo-id", "org/pushed"]) == 0
+    _, mirror = pushed_toy_folder(offline_cache, monkeypatch, "org/pushed")
     hub_cache_snapshot("org/pushed", mirror)
     commit = "0123456789abcdef0123456789abcdef01234567"
     for data in (dialshift.load_dataset("org/pushed", "toy"), dialshift.load_dataset("org/pushed", "toy",
