@@ -82,7 +82,7 @@ def raw_corpus_checksums(data_dir, source_names) -> dict:
 def _refuse_mixed_options(out: Path, kept, owner, metadata: dict, recorded: dict) -> None:
     """Refuse to keep configs of a family built now that were built with other options or another seed: a folder
     holds one set of options per family."""
-    from dialshift.identity import differences, recorded_identity
+    from dialshift.identity import MixedOptionsError, differences, recorded_identity
 
     now = {}
     for entry in metadata.values():
@@ -92,7 +92,7 @@ def _refuse_mixed_options(out: Path, kept, owner, metadata: dict, recorded: dict
     if clashes:
         first = clashes[0]
         shown = ", ".join(clashes[:4]) + (f" and {len(clashes) - 4} more" if len(clashes) > 4 else "")
-        raise DialshiftError(
+        raise MixedOptionsError(
             f"{out} holds {shown} built with other options than this build (folder vs this build: "
             f"{differences(recorded_identity(recorded.get(first)), now[owner[first]])}); a folder holds one set of "
             f"options per family: rebuild those configs too (add them to --config) or build into another --out")
@@ -113,15 +113,12 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     from dialshift import registry
     from dialshift.configs import natural_key
     from dialshift.data_dir import resolve_data_dir
-    from dialshift.hub import (
-        README,
-        FamilyCard,
-        check_output_folder,
-        declared_configs,
-        folder_lock,
-        folder_metadata,
-        write_hub_folder,
-    )
+    from dialshift.hub.card import FamilyCard
+    from dialshift.hub.layout import README
+    from dialshift.hub.locking import folder_lock
+    from dialshift.hub.ownership import check_output_folder
+    from dialshift.hub.reading import declared_configs, folder_metadata
+    from dialshift.hub.writing import write_hub_folder
     from dialshift.sources import recording_reads
 
     if not isinstance(num_proc, int) or num_proc < 1:

@@ -12,6 +12,13 @@ import dataclasses
 import hashlib
 import json
 
+from dialshift.errors import DialshiftError
+
+
+class MixedOptionsError(DialshiftError):
+    """A build would put configs of one family built with different options or seeds into one folder."""
+
+
 #: The key of a config's card entry (``dialshift.configs.<name>``) that holds :func:`config_identity`.
 IDENTITY_KEY = "identity"
 

@@ -71,7 +71,9 @@ def _known_config(name: str) -> None:
 def _folder_has(folder: Path, config: str, digest: str | None = None) -> bool:
     """True when ``folder`` is a dataset folder declaring ``config`` with intact files (fingerprints checked) and,
     when ``digest`` is given, built with the options of that digest."""
-    from dialshift.hub import README, check_config_files, declared_configs, folder_metadata
+    from dialshift.hub.fingerprints import check_config_files
+    from dialshift.hub.layout import README
+    from dialshift.hub.reading import declared_configs, folder_metadata
     from dialshift.identity import recorded_identity
 
     if not (folder / README).is_file():
@@ -88,7 +90,8 @@ def _folder_has(folder: Path, config: str, digest: str | None = None) -> bool:
 def _load_folder(folder: Path, config: str, **kwargs):
     import datasets
 
-    from dialshift.hub import README, declared_configs
+    from dialshift.hub.layout import README
+    from dialshift.hub.reading import declared_configs
 
     if not (folder / README).is_file():
         raise DialshiftError(f"{folder}: no {README}; pass a folder written by `dialshift build`")
@@ -108,7 +111,7 @@ def path_like(text) -> bool:
     where ``PARENT`` is a local folder holding dialshift dataset folders or ``NAME``'s lock or swap leftovers
     (``build/dialshfit`` beside ``build/dialshift``; a folder lost mid-swap). Such an argument is never looked up on
     the Hub, in the cache or in a build: a typo is an error, not other data."""
-    from dialshift.hub import MARKER
+    from dialshift.hub.layout import MARKER
 
     text = os.fsdecode(os.fspath(text))
     if not text or text.startswith((".", "~")) or os.path.isabs(text) or "\\" in text or text.count("/") > 1:
@@ -174,7 +177,8 @@ def _load_hub(repo: str, config: str, revision, cache_dir, **load_kwargs):
         raise DialshiftError(f"cannot load {asked}: {reason}; available: {_available(repo, config, cache_dir)}") \
             from None
     if not _folder_has(snapshot, config):
-        from dialshift.hub import README, declared_configs
+        from dialshift.hub.layout import README
+        from dialshift.hub.reading import declared_configs
 
         has = sorted(declared_configs(snapshot)) if (snapshot / README).is_file() else []
         raise DialshiftError(f"cannot load {asked}: commit {snapshot.name[:12]} of {repo} has no intact config "
@@ -187,7 +191,7 @@ def _with_origin(data, origin: str, folder: Path, config: str):
     """Write where ``data`` came from into each split's ``info.description``: ``origin``, then the config's options
     digest, the dialshift version that built it and the checksums of the raw corpora it was built from (as the
     folder's card records them)."""
-    from dialshift.hub import read_card
+    from dialshift.hub.reading import read_card
     from dialshift.identity import recorded_identity
 
     block = read_card(folder).data.to_dict().get("dialshift") or {}
@@ -228,6 +232,8 @@ def build_config(config: str, folder: Path, *, data_dir=None, progress: bool = T
 def _load_built(config: str, *, data_dir, cache_dir, build: bool, progress: bool, **load_kwargs):
     """``config`` from the local build cache, built there first (default options) when it is missing or was built
     with other options."""
+    from dialshift.identity import MixedOptionsError
+
     _known_config(config)
     folder = cache_folder(cache_dir)
     digest = default_identity(config)
@@ -235,7 +241,12 @@ def _load_built(config: str, *, data_dir, cache_dir, build: bool, progress: bool
         if not build:
             raise DialshiftError(f"config {config!r} is not built with the default options in {folder}; call with "
                                  f"build=True or run `dialshift build --config {config} --out {folder}`")
-        build_config(config, folder, data_dir=data_dir, progress=progress)
+        try:
+            build_config(config, folder, data_dir=data_dir, progress=progress)
+        except MixedOptionsError as error:
+            raise DialshiftError(f"the build cache {error}; it holds configs built with other options than the "
+                                 f"defaults: remove {folder} (it is rebuilt on demand) or build elsewhere with "
+                                 "`dialshift build --out DIR`") from None
     data = _load_folder(folder, config, **load_kwargs)
     return _with_origin(data, f"a local build in {folder}", folder, config)
 

@@ -105,11 +105,10 @@ def hub_cache_snapshot(repo_id: str, mirror: Path) -> Path:
 def pushed_toy_folder(root: Path, monkeypatch, repo_id: str) -> tuple[Path, Path]:
     """``(folder, mirror)``: the toy family built into ``root/built`` and pushed to ``repo_id`` on a fake Hub whose
     files land in ``root/mirror``."""
-    from dialshift import hub
 
     folder, mirror = root / "built", root / "mirror"
     assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
-    monkeypatch.setattr(hub, "make_api", lambda token=None: MirrorApi(mirror))
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: MirrorApi(mirror))
     assert main(["push", str(folder), "--repo-id", repo_id]) == 0
     return folder, mirror
 
@@ -206,7 +205,8 @@ def test_a_build_with_other_options_never_answers_a_default_request(offline_cach
     assert folder_metadata(folder)["toy"]["identity"]["options_digest"] == loading.default_identity("toy")
     assert "from a local build in" in data["test"].info.description
     build(["toy", "toy_swap_0.5"], None, folder, {"toyfam": {"toy_cases": 6}}, progress=False)
-    with pytest.raises(DialshiftError, match=r"holds toy_swap_0.5 built with other options than this build"):
+    with pytest.raises(DialshiftError, match=r"^the build cache .* holds toy_swap_0.5 built with other options than "
+                                             r"this build .*: remove .* \(it is rebuilt on demand\)"):
         dialshift.load_dataset("toy")  # rebuilding toy alone would mix options in the folder: refused
     with pytest.raises(DialshiftError, match="is not built with the default options"):
         dialshift.load_dataset("toy", build=False)
