@@ -94,9 +94,10 @@ def _fetch(url: str, destination: Path, size: int, sha256: str, timeout: float, 
     except TimeoutError:
         raise DialshiftError(f"{url}: no data for {timeout:g} s (timed out); try again or raise --timeout") from None
     except urllib.error.URLError as error:
-        reason = error.reason if not isinstance(error.reason, BaseException) else (
-            "timed out" if isinstance(error.reason, TimeoutError) else error.reason)
-        raise DialshiftError(f"{url}: cannot connect ({reason})") from None
+        if isinstance(error.reason, TimeoutError):
+            raise DialshiftError(f"{url}: no answer for {timeout:g} s (timed out); try again or raise --timeout") \
+                from None
+        raise DialshiftError(f"{url}: cannot connect ({error.reason})") from None
     except (http.client.HTTPException, ConnectionError) as error:
         raise DialshiftError(f"{url}: {type(error).__name__} ({error})") from None
     if written != size:

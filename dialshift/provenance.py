@@ -1,10 +1,10 @@
-"""What a built folder publishes about where its rows came from, beside the parquet files.
+"""What a built folder publishes about where its rows came from, beside each config's parquet files.
 
-:func:`provenance` turns a folder's card metadata (``{config: entry}``, see :mod:`dialshift.identity`) into
-:data:`PROVENANCE_FILE`: per config its options, seed and options digest and the checksums of the raw corpora it was
-built from; per raw corpus its licence, source repositories at the pinned commits and the sha256 of every file
-(the manifest shipped with dialshift). ``dialshift push`` uploads it; :func:`corpus_rows` is the card's table of the
-raw corpora.
+:func:`provenance` turns a config's card entry (see :mod:`dialshift.identity`) into ``<config>/``
+:data:`PROVENANCE_FILE`: its options, seed and options digest, and for each raw corpus it was built from the
+checksum found at build time, the licence, the source repositories at the pinned commits and the sha256 of every
+file (the manifest shipped with dialshift). ``dialshift push`` uploads one per config, so a partial push keeps the
+other configs' files consistent; :func:`corpus_rows` is the card's table of the raw corpora.
 """
 
 import json
@@ -30,28 +30,25 @@ def corpus_rows(metadata: dict) -> list[tuple[str, str, str]]:
             if name in manifest]
 
 
-def provenance(metadata: dict) -> dict:
-    """The :data:`PROVENANCE_FILE` document of a folder whose card metadata is ``metadata``."""
+def provenance(name: str, entry: dict) -> dict:
+    """The :data:`PROVENANCE_FILE` document of the config ``name`` whose card entry is ``entry``."""
     from dialshift.sources.manifest import shipped_manifest
 
     manifest = shipped_manifest()
-    configs = {}
-    for name, entry in sorted(metadata.items()):
-        identity = recorded_identity(entry) or {}
-        configs[name] = {"family": identity.get("family"), "options": identity.get("options"),
-                         "seed": identity.get("seed"), "options_digest": identity.get("options_digest"),
-                         "raw_corpora": entry.get("raw_corpora") or {}}
+    identity = recorded_identity(entry) or {}
     corpora = {}
-    for name in used_corpora(metadata):
-        if name in manifest:
-            corpus = manifest[name]
-            corpora[name] = {"licence": corpus.licence, "licence_kind": corpus.licence_kind,
-                             "sources": [{"repository": repository, "commit": commit}
-                                         for repository, commit in corpus.sources],
-                             "checksum": corpus.digest, "files": corpus.checksums()}
-    return {"configs": configs, "raw_corpora": corpora}
+    for corpus_name, state in sorted((entry.get("raw_corpora") or {}).items()):
+        corpora[corpus_name] = dict(state)
+        if corpus_name in manifest:
+            corpus = manifest[corpus_name]
+            corpora[corpus_name].update(
+                licence=corpus.licence, licence_kind=corpus.licence_kind,
+                sources=[{"repository": repository, "commit": commit} for repository, commit in corpus.sources],
+                files=corpus.checksums())
+    return {"config": name, "family": identity.get("family"), "options": identity.get("options"),
+            "seed": identity.get("seed"), "options_digest": identity.get("options_digest"), "raw_corpora": corpora}
 
 
-def provenance_bytes(metadata: dict) -> bytes:
+def provenance_bytes(name: str, entry: dict) -> bytes:
     """:func:`provenance` as stable JSON bytes (sorted keys, indented, trailing newline)."""
-    return (json.dumps(provenance(metadata), indent=1, sort_keys=True) + "\n").encode("utf-8")
+    return (json.dumps(provenance(name, entry), indent=1, sort_keys=True) + "\n").encode("utf-8")

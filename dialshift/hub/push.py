@@ -14,12 +14,13 @@ from dialshift.provenance import PROVENANCE_FILE, provenance_bytes
 
 
 def upload_plan(folder) -> list[str]:
-    """The exact files :func:`push_hub_folder` uploads (relative paths): the card, the provenance file
-    (:mod:`dialshift.provenance`, written at push time) and the declared parquet files."""
+    """The exact files :func:`push_hub_folder` uploads (relative paths): the card, then per config its declared
+    parquet files and its provenance file (:mod:`dialshift.provenance`, written at push time)."""
     folder = Path(folder)
-    files = [README, PROVENANCE_FILE]
+    files = [README]
     for name, splits in sorted(declared_configs(folder).items()):
         files.extend(f"{name}/{parquet_name(split)}" for split in sorted(splits))
+        files.append(f"{name}/{PROVENANCE_FILE}")
     return files
 
 
@@ -60,7 +61,8 @@ def push_plan(folder, repo_id: str, *, api, revision=None, delete_remote_extras:
               strict: bool = True) -> PushPlan:
     """Compare the folder's :func:`upload_plan` with the remote repository's files.
 
-    Remote parquet files the folder does not have are kept unless ``delete_remote_extras``; other remote files
+    Remote parquet and provenance files the folder does not have are kept unless ``delete_remote_extras``; other
+    remote files
     (``.gitattributes``, images) are never deleted. A repository or branch that does not exist yet has no files.
     With ``strict=False`` a failure to list the remote files is recorded in ``remote_error`` instead of raised.
     """
@@ -76,7 +78,8 @@ def push_plan(folder, repo_id: str, *, api, revision=None, delete_remote_extras:
             raise
         plan.remote_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         return plan
-    extras = sorted(path for path in remote if path.endswith(".parquet") and path not in plan.uploads)
+    extras = sorted(path for path in remote if path.endswith((".parquet", f"/{PROVENANCE_FILE}"))
+                    and path not in plan.uploads)
     if delete_remote_extras:
         plan.deletions = extras
     else:
@@ -104,12 +107,18 @@ def push_hub_folder(folder, repo_id: str, *, token=None, private: bool = False, 
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     plan = push_plan(folder, repo_id, api=api, revision=revision, delete_remote_extras=delete_remote_extras,
                      strict=delete_remote_extras)
+    metadata = folder_metadata(folder)
     with tempfile.TemporaryDirectory(prefix="dialshift-push-") as scratch:
-        written = Path(scratch) / PROVENANCE_FILE
-        written.write_bytes(provenance_bytes(folder_metadata(folder)))
-        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(written if path == PROVENANCE_FILE
-                                                                                 else folder / path))
-                      for path in plan.uploads]
+        sources = {}
+        for path in plan.uploads:
+            name, _, file = path.partition("/")
+            sources[path] = folder / path
+            if file == PROVENANCE_FILE:
+                sources[path] = Path(scratch) / path
+                sources[path].parent.mkdir()
+                sources[path].write_bytes(provenance_bytes(name, metadata.get(name, {})))
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(source))
+                      for path, source in sources.items()]
         operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
         commit = api.create_commit(
             repo_id=repo_id,
