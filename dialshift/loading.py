@@ -191,10 +191,11 @@ def _with_origin(data, origin: str, folder: Path, config: str):
     """Write where ``data`` came from into each split's ``info.description``: ``origin``, then the config's options
     digest, the dialshift version that built it and the checksums of the raw corpora it was built from (as the
     folder's card records them)."""
+    from dialshift.hub.layout import METADATA_KEY
     from dialshift.hub.reading import read_card
     from dialshift.identity import recorded_identity
 
-    block = read_card(folder).data.to_dict().get("dialshift") or {}
+    block = read_card(folder).data.to_dict().get(METADATA_KEY) or {}
     entry = (block.get("configs") or {}).get(config, {})
     identity = recorded_identity(entry)
     corpora = ", ".join(f"{name} {value.get('checksum')}" for name, value in sorted((entry.get("raw_corpora") or

@@ -168,6 +168,9 @@ def test_an_explicit_repository_or_revision_is_served_exactly_or_refused(offline
     assert message.startswith("cannot load 'someorg/typo-repo' config 'toy': not in the Hugging Face cache and the "
                               "Hub is offline") and "\n" not in message
     assert "available: no revision of someorg/typo-repo in the Hugging Face cache" in message
+    with pytest.raises(DialshiftError, match=r"^cannot load 'someorg/typo-repo' config 'uw_0.30': not in the Hugging "
+                                             r"Face cache and the Hub is offline \(HF_HUB_OFFLINE\); available: "):
+        dialshift.load_dataset("someorg/typo-repo", "uw_0.30")
     for call in (lambda: dialshift.load_dataset("toy", revision="deadbeef"),
                  lambda: dialshift.load_dataset("toy", repo_id="someorg/typo-repo"),
                  lambda: dialshift.load_dataset("someorg/typo-repo", "toy", source="build")):
