@@ -293,7 +293,7 @@ def table_a1(root: Path = RUNS) -> list[str]:
         if not counted:
             continue
         builds = list(counted)
-        lines += [f"**{config}** (ours by build{' / '.join(f' `{b}`' for b in builds)}; paper)", "",
+        lines += [f"**{config}** (ours by build: {' / '.join(f'`{b}`' for b in builds)}; then the paper)", "",
                   "| intent | " + " | ".join(f"{split} ours / paper" for split in ("train", "dev", "test", "cov_test"))
                   + " |", "|---|" + "---:|" * 4]
         totals = {}
