@@ -2,6 +2,7 @@
 between a begin and an end marker of the report, and in CI checks that the report holds exactly what it renders."""
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,6 +30,20 @@ def write_or_check(path: Path, expected: str, check: bool, generator: str = "mak
     if path.read_text(encoding="utf-8") != expected:
         print(f"{path} differs from what {generator} renders; run it without --check", file=sys.stderr)
         return 1
+    return 0
+
+
+def write_json(path: Path, compute, *arguments) -> int:
+    """Write ``compute(*arguments)`` (a committed input of a report, computed from data) as JSON to ``path``: 0; or
+    2 with a one-line error when it raises :class:`DialshiftError`, ``path`` untouched."""
+    from dialshift.errors import DialshiftError
+
+    try:
+        value = compute(*arguments)
+    except DialshiftError as error:
+        print(f"make_tables.py: error: {error}", file=sys.stderr)
+        return 2
+    path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

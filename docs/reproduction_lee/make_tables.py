@@ -229,14 +229,8 @@ def main(argv=None) -> int:
     parser.add_argument("--context-turns", metavar="DATASET", help="recompute context_turns.json from a DailyDialog "
                                                                     "build")
     args = parser.parse_args(argv)
-    if args.context_turns:
-        from dialshift.errors import DialshiftError
-
-        try:
-            CONTEXT_TURNS.write_text(json.dumps(context_turns(args.context_turns), indent=1) + "\n", encoding="utf-8")
-        except DialshiftError as error:
-            print(f"make_tables.py: error: {error}", file=sys.stderr)
-            return 2
+    if args.context_turns and reports.write_json(CONTEXT_TURNS, context_turns, args.context_turns):
+        return 2
     return reports.render(REPORT, generate(), GENERATOR, args.check)
 
 

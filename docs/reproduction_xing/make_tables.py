@@ -191,14 +191,8 @@ def main(argv=None) -> int:
     parser = reports.argument_parser(__doc__)
     parser.add_argument("--unigram", metavar="DATASET", help="recompute unigram.json from a distracting build")
     args = parser.parse_args(argv)
-    if args.unigram:
-        from dialshift.errors import DialshiftError
-
-        try:
-            UNIGRAM.write_text(json.dumps(compute_unigram(args.unigram), indent=1) + "\n", encoding="utf-8")
-        except DialshiftError as error:
-            print(f"make_tables.py: error: {error}", file=sys.stderr)
-            return 2
+    if args.unigram and reports.write_json(UNIGRAM, compute_unigram, args.unigram):
+        return 2
     return reports.render(REPORT, generate(), GENERATOR, args.check)
 
 
