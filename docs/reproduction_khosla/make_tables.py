@@ -232,7 +232,7 @@ def verdict_table(found: dict) -> list[str]:
         if not few:
             lines.append(f"| Few-shot loses less than full (Tables 4, 5): the full config's drop minus the few-shot "
                          f"config's, per seed | {benchmark_name(build, config)} | not run (no few-shot seeds; "
-                         "`run_all.sh OUT 0 9 BUILD:CONFIG_5shot:8 BUILD:CONFIG_10shot:8` would decide it) | – |")
+                         f"`run_all.sh OUT 0 9 {build}:{config}_5shot:8 {build}:{config}_10shot:8` runs them) | – |")
         for shot in few:
             for name, label in (("accuracy", "Acc"), ("f1_all", "F1_All")):
                 seeds, few_seeds = found[(build, config)], found[(build, shot)]
