@@ -41,12 +41,17 @@ def _rows(weights, n: int) -> np.ndarray:
     return np.ones((1, n)) if weights is None else np.atleast_2d(weights)
 
 
-def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
-    """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (relplot's
-    ``smooth_round_to_grid``)."""
+def _spread(confidence, grid: int):
+    """Each confidence's lower grid point of ``grid`` points over [0, 1] and its share of the upper one (relplot's
+    ``smooth_round_to_grid``: a value is split linearly between its two neighbouring points)."""
     position = confidence * (grid - 1)
     lower = position.astype(np.int64).clip(0, grid - 2)
-    upper_share = position - lower
+    return lower, position - lower
+
+
+def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
+    """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (:func:`_spread`)."""
+    lower, upper_share = _spread(confidence, grid)
     if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
         weights = weights[0]
     sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
@@ -134,13 +139,17 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
 
 
 def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.ndarray:
-    """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`."""
+    """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`. The
+    smoothed mass enters only through its sum over the evaluation points, which is linear in the weights: one
+    matrix-vector product with each instance's share of that sum (its grid spread times the operator's row sums)."""
     grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
     points = int(max(round(10 / bandwidth), 200))
     operator = _smoothing_operator(grid, float(bandwidth), points)
     total_residual = np.abs(_grid_sums(confidence, residual, grid, weights) @ operator).sum(axis=1)
-    total_density = (_grid_sums(confidence, np.ones_like(confidence), grid, weights) @ operator
-                     + DENSITY_FLOOR).sum(axis=1)
+    lower, upper_share = _spread(confidence, grid)
+    read = operator.sum(axis=1)
+    mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
+    total_density = weights @ mass_share + DENSITY_FLOOR * points
     return total_residual / total_density
 
 
