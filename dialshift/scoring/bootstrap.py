@@ -16,7 +16,7 @@ SplitMix64 finaliser (Steele et al., 2014) and the result is read through the Po
 
 Cost: ``O(replicates x (U + total instances))`` for ``U`` distinct ids. The statistics of a block of replicates
 are small matrix products (``BLOCK`` rows), run on one BLAS thread (``threadpoolctl``): more threads gain nothing on
-them, and on a machine busy with other work their synchronisation made the products up to 100 times slower.
+them, and on a machine busy with other work their synchronisation made the products many times slower.
 """
 
 from dataclasses import dataclass
