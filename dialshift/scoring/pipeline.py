@@ -263,8 +263,9 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         "dataset_revision": config_fingerprints(settings.dataset, files),
         "dataset_commit": hub_commit(settings.dataset),
         "run": (run or {}).get("run", {}),
-        "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile bootstrap, "
-                    f"{settings.replicates} replicates paired by instance id across configs (seed {settings.seed})"},
+        "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile Poisson "
+                    f"bootstrap, {settings.replicates} replicates paired by instance id across configs (seed "
+                    f"{settings.seed}; an id's count in a replicate depends on the seed, the replicate and the id)"},
         "configs": {name: configs[name].to_dict() for name in files},
         "options": {name: {key: value for key, value in options.items() if not key.startswith("_")}
                     for name, options in options_by_config.items()},
