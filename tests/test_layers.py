@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Source folders and the package name each installs as.
-PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts"}
+PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts",
+            "dialshift_trainers": ROOT / "trainers"}
 
 #: The layers, lowest first: a part may import its own layer and the layers below, never one above. A part is a
 #: top-level module or subpackage of dialshift (``dialshift.shifts`` holds every ``dialshift.shifts.*``).
@@ -44,12 +45,14 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers over datasets (which scores through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs and their returned files.
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
+    # and the wheels they carry.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
+     "dialshift.wheels"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
-    # The families shipped with dialshift: plug-ins on top of the core.
-    ("dialshift_families",),
+    # The families and the trainers shipped with dialshift: plug-ins on top of the core.
+    ("dialshift_families", "dialshift_trainers"),
 )
 
 #: Known exceptions, each to be removed when fixed (the tests fail when one no longer occurs): the scoring-task
