@@ -42,8 +42,8 @@ def test_fixed_positions_insert_one_block(position, slot):
 def test_middle_of_odd_history_and_min_history():
     shift = DistractingInsertion(sentences=SENTENCES, position="middle", min_history=2)
     assert shift.apply(("a", "b", "c", "q"), InstanceRandom(0, "x")).context == ("a", *SENTENCES, "b", "c", "q")
-    assert shift.apply(("a", "q"), InstanceRandom(0, "x")) is None
-    assert DistractingInsertion(sentences=SENTENCES).apply(("q",), InstanceRandom(0, "x")) is None
+    assert shift.apply(("a", "q"), InstanceRandom(0, "x")).reason == "too_few_turns"
+    assert DistractingInsertion(sentences=SENTENCES).apply(("q",), InstanceRandom(0, "x")).reason == "too_few_turns"
 
 
 def test_random_insertion_probability_and_uniform_slots():
@@ -56,7 +56,8 @@ def test_random_insertion_probability_and_uniform_slots():
         n = 3000
         for i in range(n):
             result = shift.apply(("a", "b", "c", "q"), InstanceRandom(7, f"i{i}"))
-            count = 0 if result is None else sum(result.inserted_mask)
+            count = sum(result.inserted_mask) if result else 0
+            assert result or result.reason == "nothing_inserted"
             kept[count] += 1
             if count == 1:
                 first_slots[result.inserted_mask.index(1)] += 1

@@ -148,7 +148,7 @@ class DailyDialogShifts:
         rows = []
         for base in self.source_rows(split):
             result = shift.apply(base["context"], InstanceRandom(self.options.seed, base["id"]))
-            if result is not None:
+            if result:  # else Skipped: the reason the shift did not apply
                 change = {key: value for key, value in result.record().items() if key in base}  # this family's fields
                 rows.append({**base, **change, "context_turns": len(result.context)})
         return rows

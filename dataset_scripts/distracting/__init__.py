@@ -150,7 +150,7 @@ def shifted_rows(pairs, shift: DistractingInsertion, seed: int) -> list[dict]:
     rows = []
     for pair in pairs:
         result = shift.apply(pair.context, InstanceRandom(seed, pair.id))
-        if result is None:
+        if not result:  # Skipped: the reason the shift did not apply
             continue
         mask = list(result.inserted_mask[:-1])
         rows.append({**plain_row(pair), "context": list(result.context), "distractor_mask": mask,
