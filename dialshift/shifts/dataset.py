@@ -87,6 +87,7 @@ class ShiftPipeline:
             out["shift"].append(description)
             out["skip_reason"].append(reason)
 
+        descriptions = {seed: self.shift.describe(seed) for seed in self.seeds()}
         for index, (uid, value) in enumerate(zip(batch[self.id_column], batch[self.context_column], strict=True)):
             turns = check_context(self.context_of(value, uid), uid)
             if self.include_original:
@@ -94,7 +95,7 @@ class ShiftPipeline:
             for seed in self.seeds():
                 result = self.shift.apply(turns, InstanceRandom(seed, str(uid)))
                 row_id = f"{uid}@{seed}" if self.seeds_per_instance > 1 else uid
-                description = self.shift.describe(seed)
+                description = descriptions[seed]
                 if isinstance(result, Skipped):
                     emit(index, row_id, turns, self._empty, description, result.reason)
                 else:
