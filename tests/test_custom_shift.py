@@ -145,3 +145,38 @@ def test_shift_command_writes_named_configs_that_score(tmp_path, capsys):
     assert cli(["shift", str(tmp_path / "test.jsonl"), "--shift", "ic", "--name", "x", "--source-name", "y",
                 "--out", str(out)]) == 2
     assert "--param NAME=VALUE" in capsys.readouterr().err
+
+
+def test_score_a_subset_scores_only_and_rounded_probabilities(tmp_path, capsys):
+    rows = [{"id": f"t{k}", "context": TURNS[k % 4], "candidates": CANDIDATES, "label": k % 3} for k in range(40)]
+    folder = write_custom_folder(tmp_path / "mine", {"mine": Dataset.from_list(rows)},
+                                 [custom_config("mine", task="response_ranking", description="mine")])
+    logits = np.random.default_rng(0).normal(size=(40, 3))
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+
+    def score(name, lines, *flags):
+        runs = tmp_path / name
+        runs.mkdir()
+        (runs / "mine.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        code = cli(["score", str(runs), "--dataset", str(folder), "--bootstrap", "20", "--no-progress", "--no-plots",
+                    *flags])
+        return code, (json.loads((runs / "results.json").read_text()) if code == 0 else capsys.readouterr().err)
+
+    code, full = score("full", [{"id": f"t{k}", "probabilities": probabilities[k].tolist()} for k in range(40)])
+    assert code == 0 and full["options"]["mine"]["probabilities"] == "given"
+    code, softmaxed = score("scores", [{"id": f"t{k}", "scores": logits[k].tolist()} for k in range(40)])
+    assert code == 0 and softmaxed["options"]["mine"]["probabilities"] == "softmax(scores)"
+    assert softmaxed["results"]["mine"]["ece"] == pytest.approx(full["results"]["mine"]["ece"])
+    rounded = [{"id": f"t{k}", "probabilities": np.round(probabilities[k], 3).tolist()} for k in range(40)]
+    assert any(abs(sum(line["probabilities"]) - 1) > 1e-4 for line in rounded)
+    code, error = score("rounded", rounded)
+    assert code == 2 and "sums to" in error and "tolerance 0.0001" in error
+    code, tolerant = score("tolerant", rounded, "--sum-tolerance", "0.005")
+    assert code == 0 and "renormalised" in tolerant["options"]["mine"]
+    assert tolerant["results"]["mine"]["brier"] == pytest.approx(full["results"]["mine"]["brier"], abs=1e-3)
+    subset = ["t1", "t5", "t7", "t30"]
+    (tmp_path / "ids.txt").write_text("\n".join(subset) + "\n")
+    code, part = score("subset", [{"id": i, "probabilities": probabilities[int(i[1:])].tolist()} for i in subset],
+                       "--ids", str(tmp_path / "ids.txt"))
+    assert code == 0 and part["results"]["mine"]["instances"] == 4 and part["scoring"]["subset"]["ids"] == 4
+    assert "**a subset**: only the 4 ids" in (tmp_path / "subset" / "results.md").read_text()

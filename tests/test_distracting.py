@@ -263,3 +263,28 @@ def test_ubuntu_irc_sentences_are_absent_and_positions_hold(raw_data_dir):
     rows = family.build([config], BuildContext(data_dir=raw_data_dir, progress=False, options=DistractingOptions()))
     test = rows.datasets[config.name]["test"]
     assert all(row["distractor_mask"][-2:] == [1, 1] for row in test.select(range(50)))
+
+
+def test_rows_regenerate_from_their_shift_column(tmp_path):
+    """A sample of rows of every shifted config, rebuilt from the row's ``shift`` column alone (with the family's
+    pool or fixed sentences) through the public Shift API, from the unshifted row of the same id."""
+    from dialshift_families.distracting import corpora
+
+    from dialshift.shifts import DistractionPool, shift_from_description
+
+    train_csv = write_lowe(tmp_path / "lowe")
+    result = build(train_csv, UBUNTU)
+    unshifted = {row["id"]: row for row in result.datasets["ubuntu"]["test"]}
+    assert all(row["shift"] is None for row in unshifted.values())
+    pool = DistractionPool(corpora.lowe_csv(str(train_csv), 10).dialogues["train"])
+    checked = 0
+    for name in UBUNTU[1:]:
+        sentences = result.facts[name].get("sentences")
+        for row in list(result.datasets[name]["test"])[:5]:
+            description = row["shift"]
+            resources = {"sentences": sentences} if sentences else {"pool": pool}
+            shift = shift_from_description(description, stream=description["key"], **resources)
+            again = shift.apply(unshifted[row["id"]]["context"], InstanceRandom(description["seed"], row["id"]))
+            assert list(again.context) == row["context"]
+            checked += 1
+    assert checked >= 15
