@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from datasets import Dataset
+from test_shift_api import WORDNET  # noqa: I001  (the fake WordNet)
 
 from dialshift.cli import main as cli
 from dialshift.custom import custom_config, write_custom_folder
@@ -24,8 +25,6 @@ from dialshift.shifts import (
 )
 from dialshift.shifts.replace import SynonymTable
 from dialshift.shifts.words import Vocabulary
-
-from test_shift_api import WORDNET  # noqa: I001  (the fake WordNet)
 
 TURNS = [["the car is big .", "yes , a big red car ."],
          ["see the house ?", "the house is big .", "a red house ."],

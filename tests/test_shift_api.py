@@ -2,11 +2,12 @@
 column and the fingerprint ``datasets`` caches by (fake WordNet; no corpus)."""
 
 import json
-import re
 import logging
+import re
 
 import pytest
 from datasets import Dataset
+from test_shifts import FakeWordNet  # noqa: I001
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts import (
@@ -24,26 +25,9 @@ from dialshift.shifts.dataset import SharedPipeline, ShiftPipeline
 from dialshift.shifts.replace import SynonymTable
 from dialshift.shifts.words import Vocabulary
 
-
-class Synset:
-    def __init__(self, names):
-        self.names = names
-
-    def lemma_names(self):
-        return list(self.names)
-
-
-class WordNet:
-    def __init__(self, table):
-        self.table = table
-
-    def synsets(self, word):
-        return [Synset(names) for names in self.table.get(word, [])]
-
-
-WORDNET = WordNet({"car": [["car", "automobile"]], "big": [["big", "large"]], "house": [["house", "domicile"]],
-                   "example": [["example", "illustration"]], "com": [["com", "commercial"]],
-                   "https": [["https", "secure"]], "see": [["see", "view"]], "red": [["red", "crimson"]]})
+WORDNET = FakeWordNet({"car": [["car", "automobile"]], "big": [["big", "large"]], "house": [["house", "domicile"]],
+                       "example": [["example", "illustration"]], "com": [["com", "commercial"]],
+                       "https": [["https", "secure"]], "see": [["see", "view"]], "red": [["red", "crimson"]]})
 TRAIN = Vocabulary.from_texts(["the is a it ?", ". , yes very"] * 3000)
 
 
@@ -166,7 +150,8 @@ def test_string_contexts_need_a_turn_separator():
     with pytest.raises(DialshiftError, match="^instance 1: the 'context' column holds one string.*turn_separator="):
         shift_dataset(data, InsufficientContext(deleted=1, window=2))
     shifted = shift_dataset(data, InsufficientContext(deleted=1, window=2), turn_separator="__eou__")
-    assert shifted["context"] == [["c"]] and shifted["deleted_turns"] == [["b"]] and shifted["truncated_turns"] == [["a"]]
+    assert shifted["context"] == [["c"]] and shifted["deleted_turns"] == [["b"]]
+    assert shifted["truncated_turns"] == [["a"]]
 
 
 def test_fingerprint_is_cheap_stable_and_names_what_decides_the_output(monkeypatch):

@@ -60,7 +60,8 @@ def load_rows(path: str, turn_separator: str | None = None):
     try:
         data = load_dataset(kinds[file.suffix], data_files=str(file), split="train")
     except Exception as error:  # datasets' parse errors vary by format and version
-        raise DialshiftError(f"{file}: not readable as {kinds[file.suffix]} ({' '.join(str(error).split())[:160]})")
+        reason = " ".join(str(error).split())[:160]
+        raise DialshiftError(f"{file}: not readable as {kinds[file.suffix]} ({reason})") from None
     if not isinstance(data, Dataset) or "context" not in data.column_names or "id" not in data.column_names:
         raise DialshiftError(f"{file}: every row needs an 'id' and a 'context' (the list of turns)")
     if turn_separator is not None and data.features["context"].dtype == "string":
@@ -71,11 +72,18 @@ def load_rows(path: str, turn_separator: str | None = None):
 def make_shift(name: str, parameters: dict, train):
     from dialshift.custom import training_texts
     from dialshift.errors import DialshiftError
-    from dialshift.shifts import DistractingInsertion, DistractionPool, InsufficientContext, KnownWord, SourceLength
-    from dialshift.shifts import UnknownWord
+    from dialshift.shifts import (
+        DistractingInsertion,
+        DistractionPool,
+        InsufficientContext,
+        KnownWord,
+        SourceLength,
+        UnknownWord,
+    )
 
     if name in ("uw", "kw", "distract") and train is None:
-        raise DialshiftError(f"--shift {name} needs --train FILE (its {'vocabulary' if name != 'distract' else 'pool'})")
+        resource = "pool" if name == "distract" else "vocabulary"
+        raise DialshiftError(f"--shift {name} needs --train FILE (its {resource})")
     try:
         if name == "uw":
             return UnknownWord.for_corpus(training_texts(train), **parameters)

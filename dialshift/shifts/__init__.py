@@ -22,8 +22,8 @@ from dialshift.shifts.base import (
     check_context,
     shift_from_description,
 )
-from dialshift.shifts.dataset import ShiftPipeline, ShiftReport, shift_dataset
 from dialshift.shifts.context import InsufficientContext, SourceLength
+from dialshift.shifts.dataset import ShiftPipeline, ShiftReport, shift_dataset
 from dialshift.shifts.distraction import DistractingInsertion, DistractionPool
 from dialshift.shifts.lexical import ImportantWord, KnownWord, TokenizedContext, UnknownWord
 

@@ -182,6 +182,7 @@ class Shift(ABC):
     def prepare(self, dialogues) -> None:
         """Fill any lookup table for these dialogues (lists of turns) before worker processes are forked, so they
         share it; the default does nothing."""
+        return None
 
     def resource_digest(self) -> str:
         """A digest of the resources that decide this shift's output beside its parameters (a vocabulary, a synonym

@@ -188,8 +188,9 @@ def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id"
         _PIPELINES[fingerprint] = pipeline
         function = SharedPipeline(fingerprint)
     try:
-        mapped = dataset.map(function, batched=True, batch_size=batch_size, features=_output_features(dataset, pipeline),
-                             num_proc=num_proc, new_fingerprint=fingerprint, desc=f"{shift!r}")
+        mapped = dataset.map(function, batched=True, batch_size=batch_size,
+                             features=_output_features(dataset, pipeline), num_proc=num_proc,
+                             new_fingerprint=fingerprint, desc=f"{shift!r}")
     finally:
         _PIPELINES.pop(fingerprint, None)
     report = _report(mapped, shift, len(dataset), keep_unchanged)

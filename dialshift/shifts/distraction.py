@@ -12,11 +12,11 @@ Two sources of distractions, one rule for where they go:
 
 Each of the ``count`` distractions is kept with probability ``probability`` (the paper's inserting probability,
 drawn independently per distraction); when none is kept, :meth:`DistractingInsertion.apply` returns
-``Skipped("nothing_inserted")`` (the instance has nothing to measure). ``position="random"`` inserts each kept distraction at a uniform slot of the
-History (slots 0..h before, between and after the h History turns, all before the Query), one after the other;
-``begin`` / ``middle`` / ``end`` insert the kept distractions as one block (a complete turn) at slot 0, ``h // 2`` or
-``h``. Every draw comes from the instance's stream ``rng(shift.key)`` in a fixed order, so the same inputs give the
-same result whatever else is drawn.
+``Skipped("nothing_inserted")`` (the instance has nothing to measure). ``position="random"`` inserts each kept
+distraction at a uniform slot of the History (slots 0..h before, between and after the h History turns, all before
+the Query), one after the other; ``begin`` / ``middle`` / ``end`` insert the kept distractions as one block (a
+complete turn) at slot 0, ``h // 2`` or ``h``. Every draw comes from the instance's stream ``rng(shift.key)`` in a
+fixed order, so the same inputs give the same result whatever else is drawn.
 """
 
 from collections import Counter
