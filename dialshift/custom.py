@@ -79,7 +79,10 @@ def write_custom_folder(out_dir, datasets: Mapping, configs: Sequence[BenchmarkC
     are kept); return its path."""
     from datasets import Dataset
 
-    from dialshift.hub import FamilyCard, folder_configs, owned_files, write_hub_folder
+    from dialshift.hub.card import FamilyCard
+    from dialshift.hub.ownership import owned_files
+    from dialshift.hub.reading import folder_configs
+    from dialshift.hub.writing import write_hub_folder
 
     kept = {}
     if Path(out_dir).is_dir() and owned_files(out_dir) is not None and (Path(out_dir) / "README.md").is_file():
