@@ -179,9 +179,9 @@ class Shift(ABC):
     def parameters(self) -> dict:
         return asdict(self.params)
 
-    def prepare(self, dialogues) -> None:
-        """Fill any lookup table for these dialogues (lists of turns) before worker processes are forked, so they
-        share it; the default does nothing."""
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        """Fill any lookup table for these dialogues (lists of turns), in ``num_proc`` processes, before worker
+        processes are forked, so they share it; the default does nothing."""
         return None
 
     def resource_digest(self) -> str:

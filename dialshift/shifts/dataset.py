@@ -91,7 +91,7 @@ class ShiftPipeline:
         for index, (uid, value) in enumerate(zip(batch[self.id_column], batch[self.context_column], strict=True)):
             turns = check_context(self.context_of(value, uid), uid)
             if self.include_original:
-                emit(index, uid, turns, self._empty, None, None)
+                emit(index, str(uid) if self.seeds_per_instance > 1 else uid, turns, self._empty, None, None)
             for seed in self.seeds():
                 result = self.shift.apply(turns, InstanceRandom(seed, str(uid)))
                 row_id = f"{uid}@{seed}" if self.seeds_per_instance > 1 else uid
@@ -183,8 +183,8 @@ def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id"
                          turn_separator, include_original, seeds_per_instance)
     function = pipeline
     if num_proc is not None and num_proc > 1:
-        shift.prepare(pipeline.context_of(value, uid)
-                      for uid, value in zip(dataset[id_column], dataset[context_column], strict=True))
+        shift.prepare((pipeline.context_of(value, uid)
+                       for uid, value in zip(dataset[id_column], dataset[context_column], strict=True)), num_proc)
         _PIPELINES[fingerprint] = pipeline
         function = SharedPipeline(fingerprint)
     try:

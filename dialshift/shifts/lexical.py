@@ -45,7 +45,15 @@ from dialshift.shifts.replace import (
     target_count,
     word_positions,
 )
-from dialshift.shifts.words import Vocabulary, is_name_like, protected_spans, substitute, token_spans, tokenize
+from dialshift.shifts.words import (
+    Vocabulary,
+    is_name_like,
+    is_word,
+    protected_spans,
+    substitute,
+    token_spans,
+    tokenize,
+)
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -73,9 +81,10 @@ def synonym_table_digest(synonyms: SynonymTable) -> str:
                   synonyms.exclude_number_senses, repr(synonyms.rules))
 
 
-def prepare_synonyms(synonyms: SynonymTable, dialogues) -> None:
-    """Look every word of ``dialogues`` up in ``synonyms`` once."""
-    synonyms.precompute([token for turns in dialogues for turn in turns for token in _tokenized(turn)[0]])
+def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
+    """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
+    synonyms.precompute([token for turns in dialogues for turn in turns for token in _tokenized(turn)[0]
+                         if is_word(token)], num_proc)
 
 
 @dataclass(frozen=True)
@@ -174,8 +183,8 @@ class UnknownWord(Shift):
     def resource_digest(self) -> str:
         return synonym_table_digest(self.synonyms)
 
-    def prepare(self, dialogues) -> None:
-        prepare_synonyms(self.synonyms, dialogues)
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        prepare_synonyms(self.synonyms, dialogues, num_proc)
 
     def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
@@ -244,8 +253,8 @@ class ImportantWord(Shift):
     def key(self) -> str:
         return f"uw_imp_{self.params.bucket}"
 
-    def prepare(self, dialogues) -> None:
-        prepare_synonyms(self.synonyms, dialogues)
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        prepare_synonyms(self.synonyms, dialogues, num_proc)
 
     def resource_digest(self) -> str:
         scores = sorted((list(context), [list(map(float, turn)) for turn in values])
