@@ -443,3 +443,20 @@ def test_rows_regenerate_from_their_shift_column(built, raw_data_dir):
             again = shift.apply(unshifted[row["id"]]["context"], InstanceRandom(description["seed"], row["id"]))
             assert list(again.context) == row["context"], (name, row["id"])
             assert [dict(item._asdict()) for item in again.replacements] == row["replacements"]
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_readme_path_reproduces_published_uw(built):
+    """The README's path (vocabulary from the training contexts and gold responses, shift_dataset, seed 0) on the
+    dailydialog config gives the published uw_0.30 rows exactly."""
+    from dialshift.custom import training_texts
+    from dialshift.shifts import UnknownWord, shift_dataset
+
+    unknown = UnknownWord.for_corpus(training_texts(built["dailydialog"]["train"]), ratio=0.3)
+    shifted = shift_dataset(built["dailydialog"]["test"], unknown, seed=0)
+    published = built["uw_0.30"]["test"]
+    assert shifted["id"] == published["id"]
+    assert shifted["context"] == published["context"] and shifted["replacements"] == published["replacements"]
+    assert shifted["shift"] == published["shift"]

@@ -145,6 +145,13 @@ def test_keep_unchanged_include_original_and_seeds_per_instance():
         shift_dataset(data, uw(), seeds_per_instance=0)
 
 
+def test_shifted_rows_can_be_shifted_again():
+    once = shift_dataset(Dataset.from_dict(CORPUS), InsufficientContext(deleted=0, window=1))
+    twice = shift_dataset(once, uw(0.2), keep_unchanged=True)
+    assert twice["id"] == CORPUS["id"] and twice["truncated_turns"] == [[]] * 4
+    assert [row["name"] for row in twice["shift"]] == ["uw"] * 4
+
+
 def test_string_contexts_need_a_turn_separator():
     data = Dataset.from_dict({"id": [1, 2], "context": ["a __eou__ b __eou__ c", "x"]})
     with pytest.raises(DialshiftError, match="^instance 1: the 'context' column holds one string.*turn_separator="):

@@ -74,8 +74,9 @@ class ShiftPipeline:
         return check_context(value, uid)
 
     def __call__(self, batch: dict) -> dict:
-        names = list(batch)
-        out = {name: [] for name in (*names, *CHANGE_FIELDS, "shift", "skip_reason")}
+        added = (*CHANGE_FIELDS, "shift", "skip_reason")  # replaced when the rows were shifted before
+        names = [name for name in batch if name not in added]
+        out = {name: [] for name in (*names, *added)}
 
         def emit(index, uid, context, record, description, reason):
             for name in names:
