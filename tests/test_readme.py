@@ -54,3 +54,27 @@ def test_training_texts_give_the_published_uw_vocabulary(raw_data_dir):
     rows = ranking_instances(dialogues["train"], 0, "source")
     assert set(Vocabulary.from_texts(training_texts(rows)).counts) == set(published.counts)
     assert set(Vocabulary.from_texts(turn for row in rows for turn in row["context"]).counts) < set(published.counts)
+
+
+def test_the_quick_start_installs_downloads_and_builds_as_written():
+    from dialshift.cli import build_parser
+    from dialshift.provenance import INSTALL_COMMAND
+
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Quick start \(any machine\)\n\n```bash\n(.*?)```", text, re.S)[1]
+    commands = [line.split("  #")[0].strip() for line in block.splitlines()]
+    assert commands[0] == INSTALL_COMMAND
+    parser = build_parser()
+    download = parser.parse_args(commands[1].split()[1:])
+    assert download.command == "download" and download.corpus == ["dailydialog"]
+    assert download.accept_licence == ["dailydialog"]
+    assert parser.parse_args(commands[2].split()[1:]).family == ["dailydialog"]
+
+
+def test_the_licence_table_is_the_manifest():
+    from dialshift.sources.manifest import shipped_manifest
+
+    text = README.read_text(encoding="utf-8")
+    table = re.search(r"<!-- corpora -->\n(.*?)<!-- /corpora -->", text, re.S)[1].splitlines()[2:]
+    assert table == [f"| `{name}` | {corpus.licence_text} | {corpus.source_text} |"
+                     for name, corpus in shipped_manifest().items()]

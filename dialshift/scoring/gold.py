@@ -79,7 +79,7 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
     card recorded at build time (changed, truncated, or swapped with another config's file). ``splits`` limits the
     check to those splits (default: every split); ``paths`` gives the files already resolved. A folder whose card
     recorded no fingerprints (built before they existed) is not checked."""
-    from dialshift.hub.fingerprints import file_fingerprint
+    from dialshift.hub.fingerprints import fingerprint_difference
     from dialshift.hub.layout import rebuild_hint
 
     folder = Path(folder)
@@ -95,11 +95,11 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
         if expected is None:
             raise DialshiftError(f"{folder}: config {config!r}: {relative} is not among the files its card recorded "
                                  f"at build time; {rebuild_hint(folder, config)}")
-        actual = file_fingerprint(path)
-        if actual != {"size": expected.get("size"), "sha256": expected.get("sha256")}:
+        difference = fingerprint_difference(path, expected)
+        if difference:
             raise DialshiftError(f"{folder}: config {config!r}: {relative} differs from the fingerprint its card "
-                                 "recorded at build time (changed, or swapped with another config's file); "
-                                 f"{rebuild_hint(folder, config)}")
+                                 f"recorded at build time ({difference}: changed, or swapped with another config's "
+                                 f"file); {rebuild_hint(folder, config)}")
 
 
 def id_keys(ids) -> np.ndarray:
