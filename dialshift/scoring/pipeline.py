@@ -61,10 +61,30 @@ class ScoringSettings:
     sample_seed: int = 0
     block_bytes: int = BLOCK_BYTES
     progress: bool = False
+    ids: frozenset | None = None
+    ids_file: str | None = None
 
     def describe(self) -> dict:
-        return {"split": self.split, "replicates": self.replicates, "seed": self.seed, "confidence": self.confidence,
-                "options": dict(self.options), "max_instances": self.max_instances, "sample_seed": self.sample_seed}
+        described = {"split": self.split, "replicates": self.replicates, "seed": self.seed,
+                     "confidence": self.confidence, "options": dict(self.options),
+                     "max_instances": self.max_instances, "sample_seed": self.sample_seed}
+        if self.ids is not None:
+            described["subset"] = {"ids_file": self.ids_file, "ids": len(self.ids),
+                                   "note": "a subset of each config's ids: not comparable with full-config results, "
+                                           "never ranked"}
+        return described
+
+
+def read_ids(path) -> frozenset:
+    """The ids of an ``--ids`` file: one per line (blank lines skipped); a missing or empty file is one error."""
+    file = Path(path)
+    try:
+        ids = frozenset(line.strip() for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
+    except (OSError, UnicodeDecodeError) as error:
+        raise DialshiftError(f"--ids {file}: cannot read it ({error})") from None
+    if not ids:
+        raise DialshiftError(f"--ids {file}: no ids (one instance id per line)")
+    return ids
 
 
 SETTING_NAMES = ("split", "replicates", "seed", "confidence", "options", "max_instances", "sample_seed")
@@ -237,7 +257,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         task = get_task(config.task)
         options = task.resolve_options(config, settings.options)
         gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map, recorded=recorded,
-                         max_instances=settings.max_instances, sample_seed=settings.sample_seed)
+                         max_instances=settings.max_instances, sample_seed=settings.sample_seed, ids=settings.ids)
         stats = read_predictions(files[name], task, gold, options, settings.block_bytes)
         points[name] = task.metrics(stats, options)
         sizes[name] = len(gold)
