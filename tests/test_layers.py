@@ -47,9 +47,9 @@ LAYERS = (
     # Training models, and running rankers over datasets (which scores through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking"),
     # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
-    # and the wheels they carry.
+    # and the wheels they carry; your own shifted configs as a folder.
     ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
-     "dialshift.wheels"),
+     "dialshift.wheels", "dialshift.custom"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
     # The families and the trainers shipped with dialshift: plug-ins on top of the core.

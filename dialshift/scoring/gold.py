@@ -154,8 +154,9 @@ LENGTH = re.compile(r"len\((\w+)\)")
 
 
 def load_gold(folder, config: str, split: str, columns, *, files: dict | None = None, max_instances=None,
-              sample_seed: int = 0, recorded: dict | None = None) -> Gold:
-    """The ``id`` and ``columns`` of one config split (optionally the :func:`subsample`), keyed for joins.
+              sample_seed: int = 0, recorded: dict | None = None, ids: frozenset | None = None) -> Gold:
+    """The ``id`` and ``columns`` of one config split (optionally only the ``ids`` it holds, then the
+    :func:`subsample`), keyed for joins.
 
     A column named ``len(NAME)`` is the length of each row's list ``NAME`` (e.g. ``len(candidates)``, the candidate
     count predictions are checked against); it is optional: left out when the files have no ``NAME`` column.
@@ -195,6 +196,11 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
             raise DialshiftError(f"{path}: cannot read parquet ({clip(str(error), 120)}); rebuild config "
                                  f"{config!r}") from None
     table = pa.concat_tables(tables)
+    if ids is not None:
+        table = table.filter(pc.is_in(table.column("id"), value_set=pa.array(sorted(ids), pa.string())))
+        if not table.num_rows:
+            raise DialshiftError(f"config {config!r} split {split!r} holds none of the {len(ids):,} ids given "
+                                 "with --ids; list ids of this config")
     if max_instances is not None:
         table = table.take(pa.array(subsample(table.column("id").to_pylist(), max_instances, sample_seed)))
     ids = table.column("id").combine_chunks()
