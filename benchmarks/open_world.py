@@ -40,8 +40,9 @@ def train_rate(task, steps: int) -> float:
 
 
 def main(argv=None) -> int:
-    from open_world import DcloosTask, IntentTask, load_config, parse_args, write_predictions
+    from open_world import DcloosTask, IntentTask, parse_args, write_predictions
 
+    from dialshift.models.open_world_data import load_open_world_config
     from dialshift.scoring import ScoringSettings, score_files
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -50,7 +51,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", default="tiny")
     p.add_argument("--steps", type=int, default=5)
     args = p.parse_args(argv)
-    loaded = load_config(args.dataset, args.config)
+    loaded = load_open_world_config(args.dataset, args.config)
     rates = {}
     with tempfile.TemporaryDirectory() as folder:
         for objective, task_class in (("ce", IntentTask), ("dcloos", DcloosTask)):

@@ -5,6 +5,8 @@
 * :func:`draw_reliability`: the same diagram from already binned results (``results.json``'s ``reliability``).
 * :func:`shift_curves`: R@1 / Brier / ECE (any metrics) against shift intensity, one line per method, with optional
   bootstrap-interval bands, as in Figure 2 of Lee et al. (2022).
+* :func:`open_world_confusion_figure`: confusion matrices of an open-world method on test and cov_test, with the
+  closed-world matrix of cov_test between them (Figure 1 of Khosla and Gangadharaiah, 2022).
 * :func:`save_figure`: write a figure atomically (PNG, PDF, SVG: from the file suffix).
 """
 
@@ -198,3 +200,38 @@ def save_figure(figure: Figure, path, dpi: int = 150) -> Path:
     with atomic_output(path) as temporary:
         figure.savefig(temporary, format=file_format, dpi=dpi, bbox_inches="tight")
     return path
+
+
+def open_world_confusion_figure(saved, names: list[str], path, method: str = "maha") -> Path:
+    """Figure 1 of the paper: confusion matrices of ``method`` on test (open world), cov_test in-scope utterances
+    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts). ``saved`` maps
+    ``gold/<split>`` and ``<method>/<split>`` to arrays, and ``logits/cov_test`` (or its ``argmax/cov_test``) too: a
+    seed's ``outputs.npz``."""
+    from sklearn.metrics import confusion_matrix
+
+    oos = len(names) - 1
+    labels = list(range(len(names)))
+    panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
+    gold = saved["gold/cov_test"]
+    closed = saved["argmax/cov_test"] if "argmax/cov_test" in saved else \
+        saved["logits/cov_test"][:, :oos].argmax(axis=1)
+    inside = gold != oos
+    panels.append(("cov_test, in-scope, no rejection", gold[inside], closed[inside]))
+    panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
+    figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
+    for axis, (title, y, p) in zip(axes, panels, strict=True):
+        matrix = confusion_matrix(y, p, labels=labels)
+        axis.imshow(np.log1p(matrix), cmap="Blues")
+        for (i, j), value in np.ndenumerate(matrix):
+            if value:
+                axis.text(j, i, str(value), ha="center", va="center", fontsize=6,
+                          color="white" if value > matrix.max() / 3 else "black")
+        axis.set_xticks(labels, names, rotation=90, fontsize=7)
+        axis.set_yticks(labels, names, fontsize=7)
+        axis.set_title(title, fontsize=9)
+        axis.set_xlabel("predicted")
+    axes[0].set_ylabel("gold")
+    figure.tight_layout()
+    save_figure(figure, path, dpi=110)
+    plt.close(figure)
+    return Path(path)

@@ -31,7 +31,6 @@ validation accuracy kept) and scored as the method `dcloos` (argmax over K + 1).
 """
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import sys
@@ -41,11 +40,12 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.models.intent_encoder import FEATURES, IntentEncoder, head_input
+from dialshift.models.open_world_data import load_open_world_config, read_outlier_utterances
 from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
 from dialshift.training.runner import CHECKPOINTS
 
 SPLITS = ("test", "cov_test")
-FEATURES = ("pooler", "mean")
 METRICS = ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr")
 
 
@@ -112,102 +112,7 @@ def parse_args(argv=None):
     return args
 
 
-# ----------------------------------------------------------------------------------------------- data
-
-
-def load_config(folder, config: str) -> dict:
-    """``{split: Dataset}`` of a covariate config, its intent names and the oos id; one-line errors otherwise."""
-    import datasets
-
-    from dialshift.hub import folder_configs
-
-    configs = folder_configs(folder)
-    if config not in configs:
-        raise DialshiftError(f"{folder}: no config {config!r} (it has: {', '.join(sorted(configs)) or 'none'}; "
-                             "build it with `dialshift build --family covariate`)")
-    if configs[config].task != "open_world_intent":
-        raise DialshiftError(f"{folder}: config {config!r} is a {configs[config].task} config, not open_world_intent")
-    oos = configs[config].parameters.get("oos_label")
-    data = datasets.load_dataset(str(folder), config)
-    missing = [split for split in ("train", "validation", "validation_hold", *SPLITS) if split not in data]
-    if missing:
-        raise DialshiftError(f"{folder}: config {config!r} has no {missing[0]!r} split (rebuild it)")
-    names = data["train"].features["label"].names
-    if oos is None or not 0 <= oos < len(names) or names[oos] != "oos":
-        raise DialshiftError(f"{folder}: config {config!r}: oos_label {oos!r} does not name the 'oos' class of {names}")
-    if oos != len(names) - 1:
-        raise DialshiftError(f"{folder}: config {config!r}: the oos class must be the last label (found id {oos})")
-    return {"data": data, "names": names, "oos": oos}
-
-
-@contextlib.contextmanager
-def head_input(head):
-    """While open, ``captured["x"]`` holds the input of the last forward call of ``head`` (the features it reads)."""
-    captured = {}
-    hook = head.register_forward_pre_hook(lambda module, inputs: captured.__setitem__("x", inputs[0]))
-    try:
-        yield captured
-    finally:
-        hook.remove()
-
-
-class Encoder:
-    """Tokenises utterances and runs the classifier, returning logits and features: the input of its head
-    (``features="pooler"``) or the last layer's hidden states averaged over each utterance's tokens (``"mean"``)."""
-
-    def __init__(self, tokenizer, max_length: int, features: str = "pooler"):
-        if features not in FEATURES:
-            raise DialshiftError(f"features {features!r}: one of {', '.join(FEATURES)}")
-        self.tokenizer, self.max_length, self.features = tokenizer, max_length, features
-
-    def batch(self, texts, device):
-        encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=True,
-                                 return_tensors="pt")
-        return {key: value.to(device) for key, value in encoded.items()}
-
-    def outputs(self, model, texts, batch_size: int, device, *, dropout_passes: int = 0, seed: int = 0):
-        """:class:`~dialshift.models.open_world.Outputs` of ``texts`` (length-sorted batches, input order kept), read
-        in eval mode; with ``dropout_passes``, also that many passes of features with dropout active (for ADB), their
-        draws seeded by ``seed``."""
-        import torch
-
-        from dialshift.models.open_world import Outputs
-
-        logits, features = self._forward(model, texts, batch_size, device, train_mode=False)
-        passes = []
-        if dropout_passes:  # on a forked generator: the caller's random stream (e.g. training dropout) is untouched
-            with torch.random.fork_rng(devices=[device] if torch.device(device).type == "cuda" else []):
-                torch.manual_seed(seed)
-                passes = [self._forward(model, texts, batch_size, device, train_mode=True)[1]
-                          for _ in range(dropout_passes)]
-            model.eval()
-        return Outputs(logits, features, dropout_features=passes)
-
-    def _forward(self, model, texts, batch_size: int, device, *, train_mode: bool):
-        """``(logits, features)`` arrays of ``texts``, with dropout active when ``train_mode``."""
-        import torch
-
-        from dialshift.training import sorted_batches
-
-        head = getattr(model, "classifier", None) or getattr(model, "score", None)
-        if head is None:
-            raise DialshiftError(f"model {type(model).__name__} has no 'classifier' head to read features from")
-        lengths = [len(text) for text in texts]
-        logits, features = [None] * len(texts), [None] * len(texts)
-        model.train(train_mode)
-        with torch.no_grad(), head_input(head) as captured:
-            for rows in sorted_batches(lengths, batch_size):
-                batch = self.batch([texts[r] for r in rows], device)
-                result = model(**batch, output_hidden_states=self.features == "mean")
-                if self.features == "mean":
-                    mask = batch["attention_mask"].unsqueeze(-1).to(result.hidden_states[-1].dtype)
-                    x = (result.hidden_states[-1] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-                else:
-                    x = captured["x"]
-                    x = x[:, 0] if x.dim() == 3 else x  # heads that read the sequence (RoBERTa) take its first token
-                for i, row in enumerate(rows):
-                    logits[row], features[row] = result.logits[i].float().cpu().numpy(), x[i].float().cpu().numpy()
-        return np.stack(logits), np.stack(features)
+# ----------------------------------------------------------------------------------------------- objectives
 
 
 class IntentTask(Task):
@@ -233,7 +138,7 @@ class IntentTask(Task):
 
         self.accelerator = accelerator
         model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos)
-        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length, self.args.features)
+        self.tokenizer, self.encoder = tokenizer, IntentEncoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
     def epoch_batches(self, epoch, rng):
@@ -261,28 +166,6 @@ class IntentTask(Task):
         return {}
 
 
-def read_outliers(source: str, data_dir=None) -> list[str]:
-    """DCLOOS's open-domain outlier utterances from ``source`` ('none', 'dailydialog' or a text file), de-duplicated
-    in order of first appearance."""
-    from dialshift.data_dir import resolve_data_dir
-
-    if source == "none":
-        return []
-    path = resolve_data_dir(data_dir) / "dailydialog" / "train" / "dialogues_train.txt" if source == "dailydialog" \
-        else Path(source)
-    if not path.is_file():
-        raise DialshiftError(f"--dcloos-outliers: {path} is not a file (give a text file, 'dailydialog' or 'none')")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise DialshiftError(f"--dcloos-outliers: {path} is not UTF-8 text (byte {error.start})") from error
-    utterances = [part.strip() for line in text.splitlines() for part in line.split("__eou__")]
-    utterances = list(dict.fromkeys(u for u in utterances if u))
-    if not utterances:
-        raise DialshiftError(f"--dcloos-outliers: {path} holds no utterance")
-    return utterances
-
-
 class DcloosTask(IntentTask):
     """DCLOOS (Zhan et al. 2021): cross-entropy over K + 1 classes on in-scope utterances, open-domain outliers and
     convex combinations of in-scope features of two classes (the classifier head applied to the mixture), both kinds
@@ -291,7 +174,7 @@ class DcloosTask(IntentTask):
 
     def __init__(self, args, loaded: dict, seed: int):
         super().__init__(args, loaded, seed)
-        self.outliers = read_outliers(args.dcloos_outliers, args.data_dir)
+        self.outliers = read_outlier_utterances(args.dcloos_outliers, args.data_dir)
         validation = loaded["data"]["validation"]
         self.val_texts, self.val_labels = list(validation["text"]), np.asarray(validation["label"])
 
@@ -305,7 +188,7 @@ class DcloosTask(IntentTask):
         if not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
             raise DialshiftError(f"--objective dcloos needs a model whose 'classifier' is one linear layer over a "
                                  f"pooled vector (BERT-style); {type(model).__name__} has another head")
-        self.tokenizer, self.encoder = tokenizer, Encoder(tokenizer, self.args.max_length, self.args.features)
+        self.tokenizer, self.encoder = tokenizer, IntentEncoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
     def epoch_batches(self, epoch, rng):
@@ -483,45 +366,9 @@ def summary_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def confusion_figure(saved, names: list[str], path: Path, method: str = "maha") -> Path:
-    """Figure 1 of the paper: confusion matrices of ``method`` on test (open world), cov_test in-scope utterances
-    without rejection (closed world: covariate shift alone) and cov_test (open world: both shifts). ``saved`` maps
-    ``gold/<split>`` and ``<method>/<split>`` to arrays, and ``logits/cov_test`` (or its ``argmax/cov_test``) too: a
-    seed's ``outputs.npz``."""
-    import matplotlib.pyplot as plt
-    from sklearn.metrics import confusion_matrix
-
-    oos = len(names) - 1
-    labels = list(range(len(names)))
-    panels = [("test (open world)", saved["gold/test"], saved[f"{method}/test"])]
-    gold = saved["gold/cov_test"]
-    closed = saved["argmax/cov_test"] if "argmax/cov_test" in saved else \
-        saved["logits/cov_test"][:, :oos].argmax(axis=1)
-    inside = gold != oos
-    panels.append(("cov_test, in-scope, no rejection", gold[inside], closed[inside]))
-    panels.append(("cov_test (open world)", gold, saved[f"{method}/cov_test"]))
-    figure, axes = plt.subplots(1, 3, figsize=(19, 6.4))
-    for axis, (title, y, p) in zip(axes, panels, strict=True):
-        matrix = confusion_matrix(y, p, labels=labels)
-        axis.imshow(np.log1p(matrix), cmap="Blues")
-        for (i, j), value in np.ndenumerate(matrix):
-            if value:
-                axis.text(j, i, str(value), ha="center", va="center", fontsize=6,
-                          color="white" if value > matrix.max() / 3 else "black")
-        axis.set_xticks(labels, names, rotation=90, fontsize=7)
-        axis.set_yticks(labels, names, fontsize=7)
-        axis.set_title(title, fontsize=9)
-        axis.set_xlabel("predicted")
-    axes[0].set_ylabel("gold")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
-
-
 def main(argv=None) -> int:
     from dialshift.io import write_json_atomic
+    from dialshift.plots import open_world_confusion_figure
 
     args = parse_args(argv)
     out = Path(args.output_dir)
@@ -530,7 +377,7 @@ def main(argv=None) -> int:
                                    writes=("summary.json", "summary.md", *args.config), legacy=("summary.json",))
         runs, timing = {}, {}
         for config in args.config:
-            loaded = load_config(args.dataset, config)
+            loaded = load_open_world_config(args.dataset, config)
             for seed in range(args.seed, args.seed + args.num_seeds):
                 run_dir = out / config / f"seed_{seed}"
                 if args.resume_from_checkpoint == "latest" and (run_dir / "run.json").is_file():
@@ -549,7 +396,7 @@ def main(argv=None) -> int:
                     for m, r in result["results"].items()), flush=True)
             if config in runs:
                 first = min(runs[config])
-                confusion_figure(np.load(out / config / f"seed_{first}" / "outputs.npz"), loaded["names"],
+                open_world_confusion_figure(np.load(out / config / f"seed_{first}" / "outputs.npz"), loaded["names"],
                                  out / f"confusion_{config}.png",
                                  method="maha" if "maha" in args.methods else args.methods[0])
         if runs:

@@ -263,15 +263,14 @@ def generate(root: Path = RUNS) -> str:
 
 
 def figure(root: Path = RUNS, path: Path = FIGURE) -> Path | None:
-    """The paper's Figure 1 for Maha on the first clinc14_cov seed (see ``trainers/open_world.py``)."""
+    """The paper's Figure 1 for Maha on the first clinc14_cov seed (``dialshift.plots``)."""
     seeds = collect(root).get(("default", "clinc14_cov"))
     if not seeds:
         return None
-    sys.path.insert(0, str(HERE.parent.parent / "trainers"))
-    from open_world import confusion_figure
+    from dialshift.plots import open_world_confusion_figure
 
     saved = np.load(seeds[min(seeds)]["folder"] / "predictions.npz")
-    return confusion_figure(saved, [str(name) for name in saved["names"]], path, method="maha")
+    return open_world_confusion_figure(saved, [str(name) for name in saved["names"]], path, method="maha")
 
 
 def splice(report: str, generated: str) -> str:
