@@ -178,20 +178,6 @@ def test_unknown_method_and_uncalibrated_predict():
         Method("msp", 2).fit(train, labels).predict(train, 2)
 
 
-# ----------------------------------------------------------------------------------------------- predictions files
-
-
-def test_write_predictions_refuses_unknown_labels(tmp_path):
-    sys.path.insert(0, "trainers")
-    from open_world import write_predictions
-
-    path = write_predictions(tmp_path / "c.jsonl", ["a", "b"], np.array([0, 2]), np.array([0.5, 0.1]), 3)
-    assert [json.loads(line) for line in path.read_text().splitlines()] == [
-        {"id": "a", "prediction": 0, "score": 0.5}, {"id": "b", "prediction": 2, "score": 0.1}]
-    with pytest.raises(DialshiftError, match=r"prediction 7 of 'b' is not a label id \(0..2\)"):
-        write_predictions(tmp_path / "d.jsonl", ["a", "b"], np.array([0, 7]), np.array([0.5, 0.1]), 3)
-
-
 # ----------------------------------------------------------------------------------------------- the trainer
 
 

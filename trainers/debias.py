@@ -20,7 +20,6 @@ The model folder is a ``transformers`` sequence classifier (2 labels; the score 
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -273,12 +272,15 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
     return the run descriptions."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.hub import folder_configs
+    from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
     from dialshift.models.uncertainty import softmax
     from dialshift.ranking.data import load_split
+    from dialshift.scoring.predictions import write_predictions
     from dialshift.training import read_model_meta
 
+    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
     meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
                            trainer="trainers/debias.py")
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -294,9 +296,8 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
         scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
         scores = scores.reshape(len(split["id"]), -1)
         probabilities = softmax(scores, axis=1)
-        lines = [json.dumps({"id": uid, "scores": row.tolist(), "probabilities": p.tolist()})
-                 for uid, row, p in zip(split["id"], scores, probabilities, strict=True)]
-        atomic_write(out / f"{config}.jsonl", "\n".join(lines) + "\n")
+        write_predictions(out / f"{config}.jsonl", tasks[config], split["id"],
+                          {"scores": scores, "probabilities": probabilities})
         runs[config] = {"run": {"model": meta.get("backbone"), "method": meta.get("variant"),
                                 "seeds": [meta.get("seed")], "model_dir": str(model_dir)},
                         "scoring": {"max_instances": limit, "sample_seed": sample_seed}}

@@ -234,23 +234,6 @@ class DcloosTask(IntentTask):
 # ----------------------------------------------------------------------------------------------- one run
 
 
-def write_predictions(path: Path, ids, predictions, scores, num_labels: int) -> Path:
-    """The ``open_world_intent`` submission file: ``{"id", "prediction", "score"}`` per line, atomically."""
-    from dialshift.io import atomic_write
-
-    predictions = np.asarray(predictions)
-    bad = np.flatnonzero((predictions < 0) | (predictions >= num_labels))
-    if len(bad):
-        raise DialshiftError(f"{path}: prediction {int(predictions[bad[0]])} of {ids[bad[0]]!r} is not a label id "
-                             f"(0..{num_labels - 1})")
-    if len(ids) != len(set(ids)):
-        raise DialshiftError(f"{path}: an id occurs twice")
-    lines = [json.dumps({"id": i, "prediction": int(p), "score": float(s)}) for i, p, s
-             in zip(ids, predictions, scores, strict=True)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write(path, "\n".join(lines) + "\n")
-
-
 def score_file(dataset, config: str, split: str, path: Path, replicates: int, out_dir: Path) -> dict:
     """Score one predictions file with the task-generic pipeline; write its results; return the point metrics."""
     from dialshift.scoring import ScoringSettings, score_files, write_results
@@ -266,6 +249,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     from transformers import AutoModelForSequenceClassification
 
     from dialshift.models.open_world import fit_methods
+    from dialshift.scoring.predictions import write_predictions
 
     model_dir = out / "model"
     task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
@@ -299,8 +283,9 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     for name, method in methods.items():
         for split in SPLITS:
             predictions, scores = method.predict(outputs[split], oos)
-            path = write_predictions(out / "predictions" / name / split / f"{config}.jsonl", list(data[split]["id"]),
-                                     predictions, scores, len(loaded["names"]))
+            path = write_predictions(out / "predictions" / name / split / f"{config}.jsonl", "open_world_intent",
+                                     data[split]["id"], {"prediction": predictions, "score": scores},
+                                     bounds={"prediction": (0, len(loaded["names"]))})
             metrics = score_file(args.dataset, config, split, path, args.replicates, out / "results" / name / split)
             results.setdefault(name, {})[split] = metrics
             saved[f"{name}/{split}"] = predictions

@@ -26,7 +26,6 @@ summarised in ``original.json`` (perplexity and mean History AS, Table 3's "Orig
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -242,8 +241,9 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
     ``attention_distribution`` task and summarise the unshifted ones in ``original.json``."""
     from dialshift.configs import expand_patterns
     from dialshift.hub import folder_configs
-    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.io import write_json_atomic
     from dialshift.scoring import ScoringSettings, score_files, write_results
+    from dialshift.scoring.predictions import write_predictions
 
     configs = folder_configs(dataset)
     names = expand_patterns(patterns, [name for name, config in configs.items()
@@ -254,11 +254,9 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
         rows = load_rows(dataset, name, "test", args.max_eval_instances, 0)
         result = run_model(model, vocab, rows, args, device)
         path = out_dir / f"{name}.jsonl"
-        atomic_write(path, "".join(json.dumps({"id": row["id"], "attention_scores": [float(v) for v in values],
-                                                "log_likelihood": float(ll), "tokens": int(count)}) + "\n"
-                                    for row, values, ll, count in zip(rows, result["attention_scores"],
-                                                                      result["log_likelihood"], result["tokens"],
-                                                                      strict=True)))
+        write_predictions(path, "attention_distribution", [row["id"] for row in rows],
+                          {"attention_scores": result["attention_scores"], "log_likelihood": result["log_likelihood"],
+                           "tokens": result["tokens"]})
         perplexity = float(np.exp(-result["log_likelihood"].sum() / result["tokens"].sum()))
         if configs[name].shifted:
             files[name] = path

@@ -12,6 +12,7 @@ and ``dialshift evaluate`` (model -> predictions -> the same code), so both give
 * :mod:`dialshift.scoring.bootstrap`: the seeded percentile bootstrap, paired by instance id across configs.
 * :mod:`dialshift.scoring.report`: ``results.md`` and plots from the typed configs stored in ``results.json``.
 * :mod:`dialshift.scoring.jsonl`: the JSON-lines reader (record by record, or in Arrow chunks).
+* :mod:`dialshift.scoring.predictions`: the one predictions writer, in the fields of a config's task.
 * :mod:`dialshift.scoring.gold`: gold columns of a dataset folder, keyed by id.
 """
 
