@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dialshift.across_seeds import format_spread, spread
 from dialshift.errors import DialshiftError
 
 BUNDLE_FILE = "bundle.json"
@@ -572,14 +573,6 @@ def read_returned(paths) -> dict:
     return steps
 
 
-def _spread(values) -> dict:
-    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
-    if not len(values):
-        return {"mean": None, "sd": None, "min": None, "max": None, "n": 0}
-    return {"mean": float(values.mean()), "sd": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-            "min": float(values.min()), "max": float(values.max()), "n": int(len(values))}
-
-
 def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, progress: bool = False) -> dict:
     """Predictions, ``results.json`` (through :mod:`dialshift.scoring`) and the across-seed tables of the returned
     logits: per seed vanilla, temperature (``T`` fitted here on the returned validation logits) and dropout; the
@@ -670,13 +663,13 @@ def summarise(documents: dict, configs: list, temperatures: dict, protocol: dict
             row = {}
             for metric in HEADLINE:
                 values = [doc["results"][name][metric] for doc in by_seed.values()]
-                row[metric] = _spread(values)
+                row[metric] = spread(values)
                 if method == "ensemble":
                     row[metric]["interval"] = next(iter(by_seed.values()))["intervals"][name][metric]
             relative = [doc["results"][name]["recall@1"] / doc["results"][unshifted]["recall@1"]
                         for doc in by_seed.values() if unshifted in doc["results"]
                         and doc["results"][unshifted]["recall@1"]]
-            row["relative_recall@1"] = _spread(relative)
+            row["relative_recall@1"] = spread(relative)
             row["instances"] = next(iter(by_seed.values()))["results"][name]["instances"]
             rows[name] = row
         table[method] = {"seeds": sorted(s for s in by_seed if s >= 0), "configs": rows}
@@ -690,12 +683,10 @@ def summarise(documents: dict, configs: list, temperatures: dict, protocol: dict
 
 
 def _cell(stat: dict) -> str:
-    if stat["mean"] is None:
-        return "–"
-    if "interval" in stat and stat["interval"]:
+    if stat["mean"] is not None and stat.get("interval"):
         low, high = stat["interval"]
         return f"{stat['mean']:.3f} [{low:.3f}, {high:.3f}]"
-    return f"{stat['mean']:.3f} ± {stat['sd']:.3f}" if stat["n"] > 1 else f"{stat['mean']:.3f}"
+    return format_spread(stat)
 
 
 def summary_markdown(summary: dict) -> str:

@@ -22,8 +22,9 @@ LAYERS = (
     # checked argparse types: what everything else may use.
     ("dialshift", "dialshift.errors", "dialshift.io", "dialshift.data_dir", "dialshift.configs", "dialshift.parallel",
      "dialshift.text", "dialshift.arguments"),
-    # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule.
-    ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts"),
+    # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule and
+    # across-seed summaries.
+    ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.across_seeds"),
     # Data: raw-corpus readers and the seeded shifts applied to them.
     ("dialshift.sources", "dialshift.shifts"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
