@@ -35,8 +35,8 @@ LAYERS = (
     ("dialshift.models", "dialshift.plots"),
     # Scoring predictions against a dataset folder's gold.
     ("dialshift.scoring",),
-    # Training models, and running rankers over datasets (which scores through dialshift.scoring).
-    ("dialshift.training", "dialshift.ranking"),
+    # Training models, and running rankers or open-world classifiers over datasets (scored through dialshift.scoring).
+    ("dialshift.training", "dialshift.ranking", "dialshift.open_world_evaluation"),
     # The library entry points: build a folder, load a config, publish results, bundle runs.
     ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle"),
     # The command line.

@@ -9,20 +9,14 @@
 
 Per config and seed (Khosla & Gangadharaiah 2022, §3-§4): the encoder (default MiniLM, offline; the paper used
 bert-base-uncased) is fine-tuned with cross-entropy on the in-scope intents of the config's `train` split (AdamW,
-lr 2e-5, batch 64, the paper's settings; `--num-epochs` epochs, the weights with the best in-scope accuracy on
-`validation` kept) on the runner of :mod:`dialshift.training`. Then every method of
-:mod:`dialshift.models.open_world` (MSP, Energy, Mahalanobis, Cosine, KNN-C, ADB) is fitted on the training
-features (`--features`: the classifier head's input by default, or mean-pooled last-layer states; Cosine against
-every training feature by default, `--cosine-scoring`), its threshold chosen on `validation_hold` by maximising
-Acc_in + Recall_out (ADB keeps its own boundaries, learnt as in its released code on training features drawn with
-dropout active, early-stopped on the macro-F1 of the in-scope `validation` utterances), and its predictions on
-`test` and `cov_test` are written in the submission format of the `open_world_intent` task (`{"id", "prediction",
-"score"}` lines) and scored by the task-generic pipeline (:mod:`dialshift.scoring`: F1_All, F1_In, F1_Out, Acc,
-AUROC, FPR@95TPR with bootstrap intervals).
+lr 2e-5, batch 64, the paper's settings; the weights with the best in-scope accuracy on `validation` kept) on the
+runner of dialshift.training. Then every method (MSP, Energy, Mahalanobis, Cosine, KNN-C, ADB; see
+dialshift.models.open_world) is fitted on the training features, thresholded on `validation_hold` (Acc_in +
+Recall_out), and its predictions on `test` and `cov_test` are written and scored (dialshift.open_world_evaluation).
 
 Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
 predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
-DIR/summary.json and DIR/summary.md (mean and std over seeds, test beside cov_test);
+DIR/summary.json and DIR/summary.md (mean, sample sd, min and max over seeds, test beside cov_test);
 DIR/confusion_<config>.png (Maha, first seed: test, cov_test without rejection, cov_test).
 With `--objective dcloos` the classifier is trained as DCLOOS's pseudo k+1 model instead (K + 1 outputs; in-scope
 utterances, open-domain outliers from `--dcloos-outliers` and convex combinations of in-scope features of two classes,
@@ -42,11 +36,9 @@ import numpy as np
 from dialshift.errors import DialshiftError
 from dialshift.models.intent_encoder import FEATURES, IntentEncoder, head_input
 from dialshift.models.open_world_data import load_open_world_config, read_outlier_utterances
+from dialshift.open_world_evaluation import evaluate_methods, summarise, summary_markdown
 from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
 from dialshift.training.runner import CHECKPOINTS
-
-SPLITS = ("test", "cov_test")
-METRICS = ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", "fpr@95tpr")
 
 
 def parse_args(argv=None):
@@ -112,9 +104,6 @@ def parse_args(argv=None):
     return args
 
 
-# ----------------------------------------------------------------------------------------------- objectives
-
-
 class IntentTask(Task):
     """Cross-entropy over the in-scope intents; selection on in-scope validation accuracy."""
 
@@ -123,6 +112,7 @@ class IntentTask(Task):
     def __init__(self, args, loaded: dict, seed: int):
         self.args, self.seed = args, seed
         self.names, self.oos = loaded["names"], loaded["oos"]
+        self.num_labels = self.oos  # the in-scope intents; the oos id is the last label
         train_split = loaded["data"]["train"]
         labels = np.asarray(train_split["label"])
         if (labels == self.oos).any():
@@ -137,7 +127,7 @@ class IntentTask(Task):
         from dialshift.models.backbones import load_backbone
 
         self.accelerator = accelerator
-        model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos)
+        model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.num_labels)
         self.tokenizer, self.encoder = tokenizer, IntentEncoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
@@ -174,6 +164,7 @@ class DcloosTask(IntentTask):
 
     def __init__(self, args, loaded: dict, seed: int):
         super().__init__(args, loaded, seed)
+        self.num_labels = self.oos + 1
         self.outliers = read_outlier_utterances(args.dcloos_outliers, args.data_dir)
         validation = loaded["data"]["validation"]
         self.val_texts, self.val_labels = list(validation["text"]), np.asarray(validation["label"])
@@ -181,14 +172,10 @@ class DcloosTask(IntentTask):
     def build(self, accelerator):
         import torch
 
-        from dialshift.models.backbones import load_backbone
-
-        self.accelerator = accelerator
-        model, tokenizer, self.backbone = load_backbone(self.args.model, self.seed, num_labels=self.oos + 1)
+        model = super().build(accelerator)
         if not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
             raise DialshiftError(f"--objective dcloos needs a model whose 'classifier' is one linear layer over a "
                                  f"pooled vector (BERT-style); {type(model).__name__} has another head")
-        self.tokenizer, self.encoder = tokenizer, IntentEncoder(tokenizer, self.args.max_length, self.args.features)
         return model
 
     def epoch_batches(self, epoch, rng):
@@ -222,34 +209,15 @@ class DcloosTask(IntentTask):
         return torch.nn.functional.cross_entropy(logits / self.args.dcloos_temperature,
                                                  torch.as_tensor(labels, device=device))
 
-    def validate(self, model):
-        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
-        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
-
     def describe(self):
         return {**super().describe(), "objective": "dcloos", "open_domain_outliers": len(self.outliers),
                 "outlier_source": self.args.dcloos_outliers}
-
-
-# ----------------------------------------------------------------------------------------------- one run
-
-
-def score_file(dataset, config: str, split: str, path: Path, replicates: int, out_dir: Path) -> dict:
-    """Score one predictions file with the task-generic pipeline; write its results; return the point metrics."""
-    from dialshift.scoring import ScoringSettings, score_files, write_results
-
-    document = score_files({config: path}, ScoringSettings(Path(dataset), split=split, replicates=replicates))
-    write_results(out_dir, document, plots=False, name=config)
-    return document["results"][config]
 
 
 def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     """Train one seed, fit and score every method; ``{method: {split: metrics}}`` plus timing."""
     import torch
     from transformers import AutoModelForSequenceClassification
-
-    from dialshift.models.open_world import fit_methods
-    from dialshift.scoring.predictions import write_predictions
 
     model_dir = out / "model"
     task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
@@ -264,91 +232,22 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     train_seconds = time.perf_counter() - started
     if meta is None:  # not the main process
         return {}
-    model = AutoModelForSequenceClassification.from_pretrained(model_dir)
-    device = task.accelerator.device
-    model.to(device)
-    data, oos = loaded["data"], loaded["oos"]
-    adb = "adb" in args.methods
-    outputs = {split: task.encoder.outputs(model, list(data[split]["text"]), args.eval_batch_size, device,
-                                           dropout_passes=args.adb_dropout_passes if adb and split == "train" else 0,
-                                           seed=seed)
-               for split in ("train", "validation_hold", *SPLITS)}
-    validation = (task.encoder.outputs(model, task.val_texts, args.eval_batch_size, device), task.val_labels) \
-        if adb else None
-    methods = fit_methods(args.methods, outputs["train"], task.labels, outputs["validation_hold"],
-                          np.asarray(data["validation_hold"]["label"]), oos, seed=seed, validation=validation,
-                          knn_neighbors=args.knn_neighbors, adb_epochs=args.adb_epochs,
-                          adb_patience=args.adb_patience, cosine_scoring=args.cosine_scoring)
-    results, saved = {}, {}
-    for name, method in methods.items():
-        for split in SPLITS:
-            predictions, scores = method.predict(outputs[split], oos)
-            path = write_predictions(out / "predictions" / name / split / f"{config}.jsonl", "open_world_intent",
-                                     data[split]["id"], {"prediction": predictions, "score": scores},
-                                     bounds={"prediction": (0, len(loaded["names"]))})
-            metrics = score_file(args.dataset, config, split, path, args.replicates, out / "results" / name / split)
-            results.setdefault(name, {})[split] = metrics
-            saved[f"{name}/{split}"] = predictions
-    np.savez_compressed(out / "outputs.npz", **{f"logits/{split}": outputs[split].logits for split in SPLITS},
-                        **{f"gold/{split}": np.asarray(data[split]["label"]) for split in SPLITS}, **saved)
-    if not args.keep_models:
-        for file in model_dir.glob("*.safetensors"):
-            file.unlink()
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).to(task.accelerator.device)
+    evaluated = evaluate_methods(model, task.encoder, loaded, (task.val_texts, task.val_labels), out,
+                                 dataset=args.dataset, config=config, methods=args.methods, seed=seed,
+                                 batch_size=args.eval_batch_size, replicates=args.replicates,
+                                 dropout_passes=args.adb_dropout_passes, knn_neighbors=args.knn_neighbors,
+                                 adb_epochs=args.adb_epochs, adb_patience=args.adb_patience,
+                                 cosine_scoring=args.cosine_scoring)
+    for file in [] if args.keep_models else model_dir.glob("*.safetensors"):
+        file.unlink()
     del model
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    fitted = {"adb": {key: methods["adb"].state[key] for key in ("epochs_run", "kept_epoch", "validation_f1",
-                                                                 "dropout_passes")}} if adb else {}
-    if "knn" in methods:
-        fitted["knn"] = {"n_neighbors": methods["knn"].state["n_neighbors"]}
-    options = {"features": args.features, **({"cosine_scoring": args.cosine_scoring} if "cosine" in methods else {})}
-    return {"results": results, "thresholds": {n: m.threshold for n, m in methods.items()}, "fitted": fitted,
-            "options": options,
-            "train_seconds": train_seconds,
+    return {**evaluated, "train_seconds": train_seconds,
             "train_examples": round(len(task.labels) * meta["steps"] / -(-len(task.labels) // args.batch_size)),
             "train_steps_per_second": meta.get("train_steps_per_second"), "selected_step": meta["selected_step"],
             "validation_accuracy": meta["validation"]["accuracy"]}
-
-
-# ----------------------------------------------------------------------------------------------- summary
-
-
-def summarise(runs: dict) -> dict:
-    """``{config: {method: {split: {metric: {mean, std, n}}}}}`` over seeds (std: sample std, ddof 1)."""
-    summary = {}
-    for config, seeds in runs.items():
-        for seed_result in seeds.values():
-            for method, splits in seed_result["results"].items():
-                for split, metrics in splits.items():
-                    for metric in METRICS:
-                        summary.setdefault(config, {}).setdefault(method, {}).setdefault(split, {}) \
-                            .setdefault(metric, []).append(metrics.get(metric))
-    for methods in summary.values():
-        for splits in methods.values():
-            for metrics in splits.values():
-                for metric, values in metrics.items():
-                    array = np.asarray([v for v in values if v is not None], dtype=float)
-                    metrics[metric] = {"mean": float(array.mean()) if len(array) else None,
-                                       "std": float(array.std(ddof=1)) if len(array) > 1 else 0.0, "n": len(array)}
-    return summary
-
-
-def summary_markdown(summary: dict) -> str:
-    from dialshift.models.open_world import LABELS
-
-    lines = []
-    for config, methods in summary.items():
-        lines += [f"### {config}", "", "| method | " + " | ".join(f"test {m}" for m in METRICS[:4]) + " | "
-                  + " | ".join(f"cov {m}" for m in METRICS[:4]) + " | test AUROC | cov AUROC |",
-                  "|---|" + "---:|" * 10]
-        for method, splits in methods.items():
-            cell = lambda split, metric, splits=splits: "{:.1f} ± {:.1f}".format(  # noqa: E731
-                100 * splits[split][metric]["mean"], 100 * splits[split][metric]["std"])
-            cells = [cell(s, m) for s in SPLITS for m in METRICS[:4]] + [cell(s, "auroc") for s in SPLITS]
-            n = splits["test"]["f1_all"]["n"]
-            lines.append(f"| {LABELS[method]} (n={n}) | " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -382,8 +281,8 @@ def main(argv=None) -> int:
             if config in runs:
                 first = min(runs[config])
                 open_world_confusion_figure(np.load(out / config / f"seed_{first}" / "outputs.npz"), loaded["names"],
-                                 out / f"confusion_{config}.png",
-                                 method="maha" if "maha" in args.methods else args.methods[0])
+                                            out / f"confusion_{config}.png",
+                                            method="maha" if "maha" in args.methods else args.methods[0])
         if runs:
             summary = summarise(runs)
             write_json_atomic(out / "summary.json", {"summary": summary, "train_seconds": timing,
