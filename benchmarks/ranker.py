@@ -101,10 +101,10 @@ def plain_scoring(ranker, pairs, batch_size: int) -> float:
 
 
 def library_scoring(model_dir, pairs, batch_size: int, device: str, precision: str) -> tuple[float, float]:
-    """``(model-side pairs/s, encoding pairs/s)`` of :func:`dialshift.ranking.scoring.score_pairs` on pairs encoded
+    """``(model-side pairs/s, encoding pairs/s)`` of :func:`dialshift.ranking.inference.score_pairs` on pairs encoded
     once (the cost every later pass, seed and method skips)."""
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import encode, score_pairs
+    from dialshift.ranking.inference import encode, score_pairs
 
     precision = resolve_precision(precision, device, "scoring")
     ranker = load_ranker(model_dir, device=device, attn_implementation=resolve_attention("auto", precision),

@@ -356,7 +356,7 @@ def encoded_on_disk(ranker, pairs, cache: Path | None):
     """The pairs encoded once per machine: loaded from ``cache`` (a ``.npz`` in the work folder, keyed by the
     tokenizer, the max length and the pairs) when an earlier step of the same warm machine wrote it."""
     from dialshift.models.ranker import EncodedPairs, tokenizer_key
-    from dialshift.ranking.scoring import encode
+    from dialshift.ranking.inference import encode
 
     if cache is None:
         return encode(ranker, pairs)
@@ -380,7 +380,7 @@ def _score(model_dir, pairs, rows, protocol, precision, dropout_seeds=(None,), p
     import torch
 
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import score_pairs
+    from dialshift.ranking.inference import score_pairs
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = resolve_precision(precision, device, "scoring")

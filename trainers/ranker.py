@@ -188,7 +188,7 @@ class RankingTask(Task):
 
     def validate(self, model):
         from dialshift.models.ranker import Ranker
-        from dialshift.ranking.scoring import instance_pairs, score_pairs
+        from dialshift.ranking.inference import instance_pairs, score_pairs
 
         ranker = Ranker(self.args.output_dir, model, self.tokenizer, {"max_length": self.args.max_length})
         ranker._encoder = self.encoder

@@ -134,7 +134,7 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
     import torch
 
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import encode, score_pairs
+    from dialshift.ranking.inference import encode, score_pairs
 
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
     precision = resolve_precision(settings.precision, device, "scoring")
