@@ -9,8 +9,10 @@ dataclass (:attr:`Family.options_class`, turned into ``dialshift build`` flags b
 builds configs into a :class:`BuildResult` (datasets plus the per-config *facts* the card reports), and renders its
 card section from those facts alone, so a config kept from an earlier build keeps its facts without being re-read.
 
-Scoring tasks are plug-ins the same way (``dialshift.tasks``; :mod:`dialshift.scoring.tasks`): a config names its
-task, and the task list, ``dialshift score --help``'s table and the Hub task types come from those installed.
+Scoring tasks are plug-ins the same way (``dialshift.tasks``, loaded by
+:func:`dialshift.scoring.tasks.installed_tasks`): a config names its task, and the task list, ``dialshift score
+--help``'s table and the Hub task types come from those installed. Here only their names are read (:func:`task_names`),
+to check every config's task.
 """
 
 import dataclasses
@@ -22,7 +24,8 @@ from dialshift.configs import BenchmarkConfig, expand_patterns
 from dialshift.errors import DialshiftError
 
 ENTRY_POINT_GROUP = "dialshift.families"
-#: The entry-point group of scoring tasks (:class:`dialshift.scoring.tasks.Task` subclasses).
+#: The entry-point group of scoring tasks (:class:`dialshift.scoring.tasks.ScoringTask` subclasses), each entry point
+#: named after its task.
 TASK_ENTRY_POINT_GROUP = "dialshift.tasks"
 
 
@@ -147,7 +150,7 @@ def _load_families() -> dict[str, Family]:
             raise DialshiftError(f"two family plug-ins are named {family.name!r}")
         found[family.name] = family
     names: dict[str, str] = {}
-    known_tasks = tasks()
+    known_tasks = task_names()
     for family in found.values():
         for config in family.configs():
             if config.task not in known_tasks:
@@ -166,51 +169,10 @@ def _load_families() -> dict[str, Family]:
     return found
 
 
-_TASKS: dict | None = None
-
-
-def _load_tasks() -> dict:
-    from dialshift.scoring.tasks import Task
-
-    found = {}
-    entries = sorted(entry_points(group=TASK_ENTRY_POINT_GROUP), key=lambda e: e.name)
-    for entry in entries:
-        try:
-            task_class = entry.load()
-        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        task = task_class() if isinstance(task_class, type) else task_class
-        if not isinstance(task, Task) or not task.name:
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is not a named dialshift Task")
-        if task.name in found and type(found[task.name]) is not type(task):
-            raise DialshiftError(f"two task plug-ins are named {task.name!r}")
-        found[task.name] = task
-    if not any(entry.value.startswith("dialshift.") for entry in entries):
-        import warnings
-
-        from dialshift.scoring.tasks import BUILTIN_TASKS
-
-        warnings.warn(f"dialshift's installed metadata lists no {TASK_ENTRY_POINT_GROUP!r} entry points (an install "
-                      "older than the source): using the built-in tasks; reinstall it (pip install -e .)",
-                      stacklevel=2)
-        for task_class in BUILTIN_TASKS:
-            found.setdefault(task_class.name, task_class())
-    return found
-
-
-def tasks() -> dict:
-    """Every installed scoring task by name (found through the ``dialshift.tasks`` entry points on first use)."""
-    global _TASKS
-    if _TASKS is None:
-        _TASKS = _load_tasks()
-    return dict(sorted(_TASKS.items()))
-
-
-def get_task(name: str):
-    known = tasks()
-    if name not in known:
-        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(known) or 'none'}")
-    return known[name]
+def task_names() -> list[str]:
+    """The names of the installed scoring tasks, read from the ``dialshift.tasks`` entry points without loading them
+    (:func:`dialshift.scoring.tasks.installed_tasks` loads them; each entry point is named after its task)."""
+    return sorted({entry.name for entry in entry_points(group=TASK_ENTRY_POINT_GROUP)})
 
 
 def families() -> dict[str, Family]:
@@ -222,9 +184,10 @@ def families() -> dict[str, Family]:
 
 
 def reset() -> None:
-    """Forget the discovered families and tasks (tests that install a plug-in call this)."""
-    global _FAMILIES, _TASKS
-    _FAMILIES = _TASKS = None
+    """Forget the discovered families (tests that install a plug-in call this, and
+    :func:`dialshift.scoring.tasks.reset_tasks`)."""
+    global _FAMILIES
+    _FAMILIES = None
 
 
 def get_family(name: str) -> Family:

@@ -22,10 +22,10 @@ example:
 def task_table() -> str:
     """One line per installed scoring task: its name, the prediction fields it reads, the metrics it computes."""
     from dialshift.errors import DialshiftError
-    from dialshift.registry import tasks
+    from dialshift.scoring.tasks import installed_tasks
 
     try:
-        installed = tasks()
+        installed = installed_tasks()
     except DialshiftError as error:
         return f"  (the scoring tasks could not be listed: {error})"
     width = max((len(name) for name in installed), default=0) + 2

@@ -1,12 +1,12 @@
 """Writing predictions files: one config's predictions, one JSON line per instance, in its scoring task's fields.
 
-Every producer of predictions (the ranker evaluation, the attention run, the trainers, the bundle report) writes
-through :func:`write_predictions`, so a file holds exactly the fields its :class:`~dialshift.scoring.tasks.Task` reads
+Every producer of predictions (the ranker evaluation, the attention run, the trainers, the bundle report) writes through
+:func:`write_predictions`, so a file holds exactly the fields its :class:`~dialshift.scoring.tasks.ScoringTask` reads
 (``{"id", <field>: value, ...}``, fields in the order given) plus any ``extra`` fields the caller declares (kept for
-readers, ignored by scoring). Values are converted by the field's type: list fields to lists of floats, integer
-fields to ints, float fields to floats, each float rounded to ``digits[field]`` decimals when given. The file is
-written atomically; a wrong field, a column of another length, a repeated id or a value outside ``bounds`` is refused
-with one line before anything is written.
+readers, ignored by scoring). Values are converted by the field's type: list fields to lists of floats, integer fields
+to ints, float fields to floats, each float rounded to ``digits[field]`` decimals when given. The file is written
+atomically; a wrong field, a column of another length, a repeated id or a value outside ``bounds`` is refused with one
+line before anything is written.
 """
 
 from pathlib import Path
