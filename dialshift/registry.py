@@ -103,7 +103,17 @@ def rows_to_dataset(rows: list[dict], features):
 
 
 class Family:
-    """Base class of a benchmark family. Subclasses set the class attributes and implement the methods."""
+    """Base class of a benchmark family: the extension point for a new benchmark (``tests/toy_family.py`` is the
+    smallest complete one; the families of ``dataset_scripts/`` are the real ones).
+
+    A subclass sets the class attributes (``name``: the ``--family`` name; ``description``, ``license``,
+    ``citation``, ``languages``, ``task_categories``: the card's metadata; ``options_class``: a dataclass of
+    :func:`option` fields, its build flags) and implements :meth:`configs` (typed declarations, no data read),
+    :meth:`build` (rows from ``context.data_dir`` through the shifts of :mod:`dialshift.shifts`, seeded by
+    ``context.seed``) and :meth:`card_section` (from the recorded facts alone). Each config names a scoring task
+    (:class:`~dialshift.configs.BenchmarkConfig`'s ``task``, an installed ``dialshift.tasks`` plug-in) and the
+    configs it is compared with. The family is advertised in the ``dialshift.families`` entry-point group.
+    """
 
     name: str = ""
     description: str = ""
