@@ -8,7 +8,7 @@ most recent tokens: it is truncated from the oldest turn.
 A ranker folder is a model folder of task ``ranking`` (:mod:`dialshift.models.metadata`): ``save_pretrained``
 output of the model and tokenizer plus ``dialshift_model.json`` (task, model class, backbone, separator, max length,
 training arguments, seed, validation metrics, fitted temperature), written last, so a folder without it is not (yet)
-a ranker. Folders of the first trainer, with ``dialshift_ranker.json`` instead, still load.
+a ranker.
 
 Speed (issue 16): token ids are cached per distinct string in one :class:`PairEncoder` shared by every ranker with the
 same tokenizer and max length (:func:`shared_encoder`), so the contexts and candidates of all configs are tokenized
@@ -27,7 +27,7 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.models.batching import pad_batch, sorted_batches
-from dialshift.models.metadata import MODEL_FILE, import_class, read_model_meta, write_model_meta
+from dialshift.models.metadata import MODEL_FILE, import_class, read_model_meta
 
 TASK = "ranking"
 RANKER_FILE = MODEL_FILE
@@ -226,15 +226,8 @@ class Ranker:
         return self.meta.get("temperature")
 
 
-def write_ranker_meta(path, meta: dict) -> Path:
-    """Write the folder's metadata as a ranker's (task ``ranking``; last: it is what makes a folder a ranker)."""
-    if "max_length" not in meta:
-        raise ValueError("ranker metadata needs max_length")
-    return write_model_meta(path, {**meta, "task": TASK})
-
-
 def read_ranker_meta(path) -> dict:
-    """The metadata of a ranker folder (new or legacy format), or a one-line :class:`DialshiftError`."""
+    """The metadata of a ranker folder, or a one-line :class:`DialshiftError`."""
     meta = read_model_meta(path, task=TASK, kind="ranker", trainer="trainers/ranker.py")
     if "max_length" not in meta:
         raise DialshiftError(f"{path}: the ranker metadata has no max_length (retrain it with trainers/ranker.py)")

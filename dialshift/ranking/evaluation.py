@@ -62,7 +62,7 @@ def check_methods(methods, model_dirs, metas) -> None:
     if "ensemble" in methods and len(model_dirs) < 2:
         raise DialshiftError("--method ensemble needs at least two --model-dir (rankers trained with different seeds)")
     if "temperature" in methods and not metas[0].get("temperature"):
-        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_ranker.json; retrain it")
+        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_model.json; retrain it")
     lengths = {meta["max_length"] for meta in metas}
     if "ensemble" in methods and len(lengths) > 1:
         raise DialshiftError(f"ensemble members were trained with different --max-length values {sorted(lengths)}")

@@ -20,11 +20,11 @@ OUTPUT_MARKER = ".dialshift-output"
 
 
 def _ownership(inputs, writes, legacy) -> dict:
-    from dialshift.models.metadata import CHECKPOINTS, LEGACY_RANKER_FILE, MODEL_FILE
+    from dialshift.models.metadata import CHECKPOINTS, MODEL_FILE
 
     return {"flag": "--output-dir", "writes": writes,
             "inputs": [path for path in inputs if path and Path(path).expanduser().exists()],
-            "legacy": (MODEL_FILE, LEGACY_RANKER_FILE, CHECKPOINTS, *legacy)}
+            "legacy": (MODEL_FILE, CHECKPOINTS, *legacy)}
 
 
 def check_output_dir(output_dir, inputs=(), writes=None, legacy=()) -> Path:

@@ -54,7 +54,6 @@ from dialshift.errors import DialshiftError
 from dialshift.io import write_json_atomic
 from dialshift.models.metadata import (
     CHECKPOINTS,
-    LEGACY_RANKER_FILE,
     MODEL_FILE,
     class_path,
     library_versions,
@@ -289,8 +288,7 @@ def train(task: Task, args: TrainingArguments, hyperparameters: dict | None = No
             write_json_atomic(folder / TRAINER_STATE, state)
 
     output_dir.mkdir(parents=True, exist_ok=True)
-    for name in (MODEL_FILE, LEGACY_RANKER_FILE):  # the folder is a model again only when training finishes
-        (output_dir / name).unlink(missing_ok=True)
+    (output_dir / MODEL_FILE).unlink(missing_ok=True)  # the folder is a model again only when training finishes
     bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step", disable=not progress)
     done = state["global_step"] >= total_steps
     train_seconds, trained_steps = 0.0, 0
