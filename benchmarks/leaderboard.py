@@ -1,4 +1,4 @@
-"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build (issue 13, section 5).
+"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build.
 
 Builds nothing: pass a folder from `dialshift build --family dailydialog --out DIR`. For each of four methods it
 writes a synthetic submission (every config of the family with a test split, full test splits, 10-way

@@ -13,7 +13,7 @@ real run does.
 Training: ``trainers/ranker.py`` for ``--train-steps`` steps; steps/s of the optimisation steps alone.
 Without ``--model-dir`` a MiniLM ranker is trained for the benchmark (that run also gives the training figure).
 
-Library against the plain loop (issue 16), in the same run: training steps/s of ``trainers/ranker.py`` against a
+Library against the plain loop, in the same run: training steps/s of ``trainers/ranker.py`` against a
 plain PyTorch loop (same backbone, batch of 12 x 10 candidates, padding to the step's longest pair, AdamW, tokenizer
 called every step), and model-side scoring pairs/s of the library (tokens encoded once, length-sorted, pinned) against
 a plain batched loop (tokenizer per batch, input order). ``--precision`` is passed to both library paths (default

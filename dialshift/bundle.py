@@ -1,6 +1,6 @@
 """The GPU bundle: everything a bare remote GPU machine needs to run the full Lee et al. protocol, in under 60 MiB.
 
-A remote machine (issue 16) runs each command for at most 10 minutes, carries at most 64 MiB of files to it, starts
+A lent remote machine runs each command for at most 10 minutes, carries at most 64 MiB of files to it, starts
 bare with torch, transformers, accelerate, pyarrow and scikit-learn, and brings back at most 8 files of 16 MB.
 ``dialshift bundle create`` assembles, from a built dataset folder and the installed backbone::
 
@@ -54,7 +54,7 @@ BACKBONE_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "voc
 DEFAULT_WORK = "/tmp/dialshift-gpu-work"
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Throughputs on one H100 measured in issue 16 (the plain loop and the model-side scoring figures); the
+#: Throughputs measured on one H100 (the plain loop and the model-side scoring figures; docs/full_scale.md); the
 #: estimates of :func:`plan` use them. ``train_steps_per_second`` is the target of the library path (the plain
 #: loop ran 30.1 in TF32); the measured figure of the old path, 12.4, is kept to say what a slow remote costs.
 H100 = {"start_seconds": 45.0, "train_steps_per_second": 28.0, "old_train_steps_per_second": 12.4,

@@ -10,12 +10,12 @@ output of the model and tokenizer plus ``dialshift_model.json`` (task, model cla
 training arguments, seed, validation metrics, fitted temperature), written last, so a folder without it is not (yet)
 a ranker.
 
-Speed (issue 16): token ids are cached per distinct string in one :class:`PairEncoder` shared by every ranker with the
+Speed: token ids are cached per distinct string in one :class:`PairEncoder` shared by every ranker with the
 same tokenizer and max length (:func:`shared_encoder`), so the contexts and candidates of all configs are tokenized
 once for every seed, method and pass; :class:`EncodedPairs` keeps the encoded pairs of a fixed pair list as one flat
 token array and pads each length-sorted batch with numpy (pinned memory on CUDA). Precision and attention are picked
 by :func:`resolve_precision` / :func:`resolve_attention`: on CUDA the fast path (TF32 matmuls for training, bf16
-weights for scoring, as measured in issue 16), on CPU fp32 and the library's default attention, exactly as before.
+weights for scoring, measured fastest on an H100), on CPU fp32 and the library's default attention.
 """
 
 import contextlib
@@ -55,7 +55,7 @@ def resolve_precision(precision: str | None, device, purpose: str = "scoring") -
 
 def resolve_attention(attn: str | None, precision: str, purpose: str = "scoring") -> str | None:
     """The ``attn_implementation`` to load with: ``auto``/None is the library's default (SDPA), except ``eager``
-    for bf16 *training* (bf16 autocast with SDPA ran 16.8 steps/s against 28.2 eager on an H100, issue 16)."""
+    for bf16 *training* (bf16 autocast with SDPA ran 16.8 steps/s against 28.2 eager on an H100)."""
     attn = attn or "auto"
     if attn not in ATTENTIONS:
         raise DialshiftError(f"--attn {attn!r}: choose from {', '.join(ATTENTIONS)}")

@@ -1,6 +1,6 @@
 """Per-utterance attention of the transformer response ranker, for the DAS ratio (Xing and Gulla 2022).
 
-Beyond the paper (issue 11, §3): the distracting tests of context attention distribution applied to the cross-encoder
+Beyond the paper: the distracting tests of context attention distribution applied to the cross-encoder
 ranker of :mod:`dialshift.models.ranker` instead of an LSTM seq2seq model. Rule:
 
 * input: the pair (context, **gold response**) encoded exactly as the ranker encodes it for scoring —

@@ -13,8 +13,8 @@ predictions were scored with (bootstrap replicates and seed, metric options, spl
 Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and reduced to per-instance statistics
 (response ranking: 27 bytes per instance, whatever the candidate count), beside the gold ids (Arrow strings and an
 8-byte key each) and gold columns; the bootstrap adds ``O(ids)`` per replicate. Measured by ``benchmarks/scoring.py``:
-peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s, was 8.9 GB and
-146 s), independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, about
+peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s),
+independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, about
 20 ns per instance for the ranking and pairwise tasks, which score blocks of 100 replicates with one matrix product
 (1,000 replicates of a complete DailyDialog submission, 140,584 instances: 2-3 s), and about 75 ns for the others
 (a 1e7 file: pass fewer replicates with ``--bootstrap``).
