@@ -146,16 +146,26 @@ class Family:
 _FAMILIES: dict[str, Family] | None = None
 
 
+def load_plugins(group: str, base: type, kind: str) -> list:
+    """``[(entry point, instance)]`` of the entry-point ``group``, by entry name: each loaded, instantiated when it is
+    a class, and checked to be a named ``base``; one-line errors naming the ``kind`` of plug-in otherwise."""
+    loaded = []
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            plugin = entry.load()
+        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
+            raise DialshiftError(f"{kind} plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
+        plugin = plugin() if isinstance(plugin, type) else plugin
+        if not isinstance(plugin, base) or not plugin.name:
+            raise DialshiftError(f"{kind} plug-in {entry.name!r} ({entry.value}) is not a named dialshift "
+                                 f"{base.__name__}")
+        loaded.append((entry, plugin))
+    return loaded
+
+
 def _load_families() -> dict[str, Family]:
     found: dict[str, Family] = {}
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            family_class = entry.load()
-        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
-            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        family = family_class() if isinstance(family_class, type) else family_class
-        if not isinstance(family, Family) or not family.name:
-            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) is not a named dialshift Family")
+    for _, family in load_plugins(ENTRY_POINT_GROUP, Family, "family"):
         if family.name in found:
             raise DialshiftError(f"two family plug-ins are named {family.name!r}")
         found[family.name] = family

@@ -456,11 +456,12 @@ def test_pyproject_advertises_every_built_in_task_under_its_name():
 def test_a_task_plug_in_must_be_named_after_its_entry_point(monkeypatch):
     from importlib.metadata import EntryPoint
 
+    from dialshift import registry
     from dialshift.errors import DialshiftError
     from dialshift.scoring import tasks as module
 
     wrong = EntryPoint("ranking", "dialshift.scoring.tasks:ResponseRanking", "dialshift.tasks")
-    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [wrong])
+    monkeypatch.setattr(registry, "entry_points", lambda group: [wrong])
     module.reset_tasks()
     try:
         with pytest.raises(DialshiftError, match="is named 'response_ranking'; name its entry point after the task"):

@@ -709,19 +709,10 @@ _TASKS: dict | None = None
 
 
 def _load_tasks() -> dict:
-    from importlib.metadata import entry_points
-
-    from dialshift.registry import TASK_ENTRY_POINT_GROUP
+    from dialshift.registry import TASK_ENTRY_POINT_GROUP, load_plugins
 
     found = {}
-    for entry in sorted(entry_points(group=TASK_ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            task_class = entry.load()
-        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        task = task_class() if isinstance(task_class, type) else task_class
-        if not isinstance(task, ScoringTask) or not task.name:
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is not a named dialshift ScoringTask")
+    for entry, task in load_plugins(TASK_ENTRY_POINT_GROUP, ScoringTask, "task"):
         if task.name != entry.name:
             raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is named {task.name!r}; name its entry "
                                  "point after the task")
