@@ -272,7 +272,7 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
     return the run descriptions."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
     from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
     from dialshift.models.uncertainty import softmax

@@ -20,7 +20,7 @@ def load_open_world_config(folder, config: str) -> dict:
     otherwise."""
     import datasets
 
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
 
     configs = folder_configs(folder)
     if config not in configs:
