@@ -127,8 +127,10 @@ def test_upload_plan_lists_card_and_declared_parquet(folder):
     assert hub.upload_plan(folder) == [
         "README.md",
         "toy_shift_0.5/test-00000-of-00001.parquet",
+        "toy_shift_0.5/dialshift_provenance.json",
         "toy_source/test-00000-of-00001.parquet",
         "toy_source/train-00000-of-00001.parquet",
+        "toy_source/dialshift_provenance.json",
     ]
 
 

@@ -21,14 +21,17 @@ LAYERS = (
     # The version, the error type, atomic writes, paths, typed config declarations, fork-pool helpers, one tokenizer,
     # checked argparse types: what everything else may use.
     ("dialshift", "dialshift.errors", "dialshift.io", "dialshift.data_dir", "dialshift.configs", "dialshift.parallel",
+     "dialshift.identity",
      "dialshift.text", "dialshift.arguments"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule and
     # across-seed summaries.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.across_seeds"),
-    # Data: raw-corpus readers and the seeded shifts applied to them.
-    ("dialshift.sources", "dialshift.shifts"),
+    # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
+    ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
     ("dialshift.registry",),
+    # What a push publishes beside a folder's files (options digests, raw-corpus checksums) and the card shows.
+    ("dialshift.provenance",),
     # Hub dataset folders, one job per module, lowest first: names and paths, the lock and carrying foreign files;
     # reading a folder (marker, card, data files, fingerprints) and which folders a build may replace; rendering
     # the card, writing and validating a folder; pushing datasets and Spaces, and the package re-exporting them.
@@ -42,8 +45,8 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers or open-world classifiers over datasets (scored through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking", "dialshift.open_world_evaluation"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs.
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs and their returned files.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
     # The families shipped with dialshift: plug-ins on top of the core.

@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = REPO_ROOT / "tests"
 SHIPPED = ["dialshift_cards/dataset_card.md", "dialshift_cards/leaderboard/app.py",
            "dialshift_cards/leaderboard/README.md", "dialshift_cards/leaderboard/requirements.txt",
-           "dialshift/leaderboard/templates/index.html",
+           "dialshift/leaderboard/templates/index.html", "dialshift/sources/manifest.json",
            *(f"dialshift_metrics/{m}/{f}" for m in ("ece", "brier", "recall_at_k", "open_world_f1", "ood_detection",
                                                     "das_ratio")
              for f in (f"{m}.py", "README.md", "app.py", "requirements.txt"))]
