@@ -2,6 +2,7 @@
 
 import datasets
 import pytest
+from conftest import one_line_error
 
 from dialshift import registry
 from dialshift.cli import main
@@ -16,12 +17,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
 def build(*argv):
     """``dialshift build`` of the toy family only (the installed families are found too)."""
     return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    return err[0]
 
 
 def test_the_toy_family_is_found_through_its_entry_point_only(toy_plugin):

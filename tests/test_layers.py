@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Source folders and the package name each installs as.
-PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts"}
+PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts",
+            "dialshift_trainers": ROOT / "trainers"}
 
 #: The layers, lowest first: a part may import its own layer and the layers below, never one above. A part is a
 #: top-level module or subpackage of dialshift (``dialshift.shifts`` holds every ``dialshift.shifts.*``).
@@ -45,12 +46,14 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers or open-world classifiers over datasets (scored through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking", "dialshift.open_world_evaluation"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs and their returned files.
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
+    # and the wheels they carry; your own shifted configs as a folder.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
+     "dialshift.wheels", "dialshift.custom"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
-    # The families shipped with dialshift: plug-ins on top of the core.
-    ("dialshift_families",),
+    # The families and the trainers shipped with dialshift: plug-ins on top of the core.
+    ("dialshift_families", "dialshift_trainers"),
 )
 
 def module_files() -> dict[str, tuple[Path, bool]]:
