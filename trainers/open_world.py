@@ -41,7 +41,15 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import (
+    Task,
+    TrainingArguments,
+    add_training_arguments,
+    arguments,
+    configure_logging,
+    recorded_options,
+    train,
+)
 from dialshift.training.runner import CHECKPOINTS
 
 SPLITS = ("test", "cov_test")
@@ -243,14 +251,19 @@ class IntentTask(Task):
     def loss(self, model, rows):
         import torch
 
-        rows = rows[self.accelerator.process_index :: self.accelerator.num_processes]
         device = self.accelerator.device
         logits = model(**self.encoder.batch([self.texts[r] for r in rows], device)).logits
         return torch.nn.functional.cross_entropy(logits, torch.as_tensor(self.labels[rows], device=device))
 
-    def validate(self, model):
-        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
-        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
+    def validation_size(self):
+        return len(self.val_texts)
+
+    def validation_outputs(self, model, rows):
+        texts = [self.val_texts[row] for row in rows]
+        return {"logits": self.encoder.outputs(model, texts, self.args.eval_batch_size, self.accelerator.device).logits}
+
+    def validation_score(self, outputs):
+        return float(np.mean(outputs["logits"].argmax(axis=1) == self.val_labels)), {}
 
     def describe(self):
         return {"backbone": self.backbone, "model_argument": self.args.model, "max_length": self.args.max_length,
@@ -321,8 +334,7 @@ class DcloosTask(IntentTask):
 
         from dialshift.models.open_world import convex_pairs
 
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
-        rows, outliers = batch["rows"][share], list(batch["outliers"])[share]
+        rows, outliers = batch["rows"], list(batch["outliers"])
         device = self.accelerator.device
         texts = [self.texts[r] for r in rows] + [self.outliers[o] for o in outliers]
         labels = np.concatenate([self.labels[rows], np.full(len(outliers), self.oos)])
@@ -338,10 +350,6 @@ class DcloosTask(IntentTask):
             labels = np.concatenate([labels, np.full(len(first), self.oos)])
         return torch.nn.functional.cross_entropy(logits / self.args.dcloos_temperature,
                                                  torch.as_tensor(labels, device=device))
-
-    def validate(self, model):
-        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
-        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
 
     def describe(self):
         return {**super().describe(), "objective": "dcloos", "open_domain_outliers": len(self.outliers),
@@ -391,7 +399,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
         resume = None  # this seed saved no checkpoint yet: it starts afresh
     train_args = dataclasses.replace(TrainingArguments.from_namespace(args), output_dir=model_dir, seed=seed,
                                      resume_from_checkpoint=resume)
-    hyper = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress", "dataset")}
+    hyper = recorded_options(args, "dataset")
     started = time.perf_counter()
     meta = train(task, train_args, {**hyper, "config": config, "seed": seed})
     train_seconds = time.perf_counter() - started
@@ -524,6 +532,7 @@ def main(argv=None) -> int:
     from dialshift.io import write_json_atomic
 
     args = parse_args(argv)
+    configure_logging()
     out = Path(args.output_dir)
     try:
         arguments.claim_output_dir(out, "trainers/open_world.py", inputs=(args.model, args.dataset),
