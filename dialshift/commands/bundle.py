@@ -71,14 +71,11 @@ def register(subparsers) -> None:
 
 
 def run_create(args) -> int:
+    from dialshift.arguments import check_positive
     from dialshift.bundle import Protocol, create_bundle
-    from dialshift.errors import DialshiftError
 
-    for name in ("seeds", "dropout_passes", "max_length", "max_train_instances", "max_eval_instances",
-                 "max_instances", "score_batch_size"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    check_positive(args, "seeds", "dropout_passes", "max_length", "max_train_instances", "max_eval_instances",
+                   "max_instances", "score_batch_size")
     protocol = Protocol(train_config=args.train_config, test_configs=args.configs or [], seeds=args.seeds,
                         dropout_passes=args.dropout_passes, max_length=args.max_length,
                         max_train_instances=args.max_train_instances, max_eval_instances=args.max_eval_instances,

@@ -75,13 +75,10 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from dialshift.errors import DialshiftError
+    from dialshift.arguments import check_positive
     from dialshift.ranking.evaluation import EvaluationSettings, evaluate
 
-    for name in ("max_instances", "batch_size", "dropout_passes", "ece_bins", "bootstrap"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    check_positive(args, "max_instances", "batch_size", "dropout_passes", "ece_bins", "bootstrap")
     settings = EvaluationSettings(
         precision=args.precision,
         attn=args.attn,

@@ -179,11 +179,11 @@ def run_reliability(args) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from dialshift.arguments import check_positive
     from dialshift.errors import DialshiftError
     from dialshift.plots import reliability_diagram
 
-    if args.n_bins < 1:
-        raise DialshiftError(f"--n-bins must be at least 1, got {args.n_bins}")
+    check_positive(args, "n_bins")
     if args.titles and len(args.titles) != len(args.predictions):
         raise DialshiftError(f"--titles has {len(args.titles)} titles for {len(args.predictions)} files")
     figure, axes = plt.subplots(

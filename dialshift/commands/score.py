@@ -79,15 +79,14 @@ def parse_options(items) -> dict:
 def run(args) -> int:
     from pathlib import Path
 
-    from dialshift.errors import DialshiftError
+    from dialshift.arguments import check_positive
     from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
     from dialshift.scoring.pipeline import claim_output_dir
 
     predictions = Path(args.predictions)
     out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
     out = check_output_dir(out)
-    if args.bootstrap is not None and args.bootstrap < 1:
-        raise DialshiftError(f"--bootstrap must be at least 1, got {args.bootstrap}")
+    check_positive(args, "bootstrap")
     settings = ScoringSettings(Path(args.dataset), progress=not args.no_progress)
     given = set()
     for flag, name in (("split", "split"), ("bootstrap", "replicates"), ("bootstrap_seed", "seed")):
