@@ -219,7 +219,8 @@ def test_tensorboard_tracker_logs_under_runs_and_stays_out_of_checkpoints(tmp_pa
     _, meta, folder = run(tmp_path, "tracked", report_to="tensorboard", checkpointing_steps=8)
     [events] = (folder / "runs" / "toy_regression").glob("events.out.tfevents.*")
     scalars = EventAccumulator(str(events)).Reload()
-    assert {"validation/neg_mse", "validation/mse", "train/loss", "train/learning_rate"} <= set(scalars.Tags()["scalars"])
+    logged = set(scalars.Tags()["scalars"])
+    assert {"validation/neg_mse", "validation/mse", "train/loss", "train/learning_rate"} <= logged
     assert [event.step for event in scalars.Scalars("validation/neg_mse")] == [8, 16]
     assert scalars.Scalars("validation/neg_mse")[-1].value == pytest.approx(meta["validation"]["neg_mse"])
     assert "report_to" not in meta["training"]

@@ -27,16 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import (
-    Task,
-    TrainingArguments,
-    add_training_arguments,
-    arguments,
-    configure_logging,
-    get_logger,
-    recorded_options,
-    train,
-)
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, get_logger, train
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
 
@@ -173,7 +164,7 @@ class DebiasTask(Task):
                                  "JS_morph(c, r)", "JS_morph(u_k, r)", "JS_subword(c, r)", "JS_subword(u_k, r)"]}
         get_logger().info(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
 
-    def optimizer(self, model, args: TrainingArguments):
+    def optimizer(self, model, args):
         import torch
 
         return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
@@ -347,7 +338,7 @@ def main(argv=None) -> int:
     configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
-        meta = train(DebiasTask(args), TrainingArguments.from_namespace(args), recorded_options(args))
+        meta = train(DebiasTask(args), args)
         if meta is not None and args.predictions:
             import torch
 

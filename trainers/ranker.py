@@ -33,16 +33,7 @@ import sys
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import (
-    Selection,
-    Task,
-    TrainingArguments,
-    add_training_arguments,
-    arguments,
-    configure_logging,
-    recorded_options,
-    train,
-)
+from dialshift.training import Selection, Task, add_training_arguments, arguments, configure_logging, train
 
 DEFAULT_CONFIG = "dailydialog"
 
@@ -237,7 +228,7 @@ def main(argv=None) -> int:
     configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
-        meta = train(RankingTask(args), TrainingArguments.from_namespace(args), recorded_options(args))
+        meta = train(RankingTask(args), args)
     except DialshiftError as error:
         print(f"trainers/ranker.py: error: {error}", file=sys.stderr)
         return 2

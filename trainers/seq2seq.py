@@ -33,15 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import (
-    Task,
-    TrainingArguments,
-    add_training_arguments,
-    arguments,
-    configure_logging,
-    recorded_options,
-    train,
-)
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, train
 
 DEFAULT_CONFIG = "ubuntu"
 COLUMNS = ("id", "dialogue_id", "context", "response", "distractor_mask")
@@ -300,7 +292,7 @@ def main(argv=None) -> int:
             print(f"predictions and scores in {out}")
             return 0
         arguments.check_output_dir(args.output_dir, inputs=(args.dataset,))
-        meta = train(Seq2SeqTask(args), TrainingArguments.from_namespace(args), recorded_options(args))
+        meta = train(Seq2SeqTask(args), args)
         if meta is not None and args.predict:
             from dialshift.models.seq2seq import load_seq2seq
 

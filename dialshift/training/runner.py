@@ -30,6 +30,7 @@
   validation outputs) ``dialshift_model.json`` is written last (see :mod:`dialshift.models.metadata`).
 """
 
+import argparse
 import dataclasses
 import json
 import logging
@@ -51,7 +52,7 @@ from dialshift.models.metadata import (
     write_model_meta,
 )
 from dialshift.training import arguments
-from dialshift.training.arguments import UNRECORDED, TrainingArguments
+from dialshift.training.arguments import UNRECORDED, TrainingArguments, recorded_options
 from dialshift.training.task import Selection, Task, epoch_rng
 
 TRAINER_STATE = "trainer_state.json"
@@ -395,7 +396,11 @@ class Runner:
         return meta
 
 
-def train(task: Task, args: TrainingArguments, hyperparameters: dict | None = None) -> dict | None:
+def train(task: Task, args, hyperparameters: dict | None = None) -> dict | None:
     """Train ``task`` and write the model folder ``args.output_dir`` (:class:`Runner`); return its metadata
-    (``None`` on processes other than the main one)."""
+    (``None`` on processes other than the main one). ``args``: :class:`TrainingArguments`, or a trainer's parsed
+    command line (its runner options read with :meth:`TrainingArguments.from_namespace`, and by default all its
+    options recorded: :func:`~dialshift.training.arguments.recorded_options`)."""
+    if isinstance(args, argparse.Namespace):
+        args, hyperparameters = TrainingArguments.from_namespace(args), hyperparameters or recorded_options(args)
     return Runner(task, args, hyperparameters).run()
