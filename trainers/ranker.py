@@ -16,15 +16,15 @@ temperature scaling is then fitted on the selected model's validation logits (NL
 ``dialshift_model.json`` together with the training arguments and validation metrics.
 
 Checkpoints (``--checkpointing-steps N``) go to ``DIR/checkpoints/step_N`` through ``accelerator.save_state`` (model,
-optimiser, RNG states) plus ``trainer_state.json``; ``--resume-from-checkpoint PATH|latest`` continues mid-epoch
-deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches skipped.
+optimiser, schedule, RNG states) plus ``trainer_state.json``; ``--resume-from-checkpoint PATH|latest`` continues
+mid-epoch deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches skipped.
 The loop, checkpoints, selection and the folder's metadata are those of :mod:`dialshift.training`.
 
 Speed: every training and validation string is tokenized once, up front, into the shared token cache
 (:func:`dialshift.models.ranker.shared_encoder`); on CUDA a step is one forward over its 120 pairs
 (``--train-chunk-size 0``), batches come from pinned memory with non-blocking copies, AdamW is the fused kernel and
 matmuls run in TF32 (``--precision auto``; ``--precision fp32`` is the exact path, ``bf16`` autocasts with eager
-attention). On CPU nothing changes: fp32, chunks of 40 pairs, the same weights as before for the same seed.
+attention). On CPU: fp32, chunks of 40 pairs.
 """
 
 import argparse
