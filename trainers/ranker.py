@@ -17,7 +17,8 @@ temperature scaling is then fitted on the selected model's validation logits (NL
 
 Checkpoints (``--checkpointing-steps N``) go to ``DIR/checkpoints/step_N`` through ``accelerator.save_state`` (model,
 optimiser, schedule, RNG states) plus ``trainer_state.json``; ``--resume-from-checkpoint PATH|latest`` continues
-mid-epoch deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches skipped.
+mid-epoch deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches
+skipped.
 The loop, checkpoints, selection and the folder's metadata are those of :mod:`dialshift.training`.
 
 Speed: every training and validation string is tokenized once, up front, into the shared token cache
