@@ -81,15 +81,12 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     from dialshift import registry
     from dialshift.configs import natural_key
     from dialshift.data_dir import resolve_data_dir
-    from dialshift.hub import (
-        README,
-        FamilyCard,
-        check_output_folder,
-        declared_configs,
-        folder_lock,
-        folder_metadata,
-        write_hub_folder,
-    )
+    from dialshift.hub.card import FamilyCard
+    from dialshift.hub.layout import README
+    from dialshift.hub.locking import folder_lock
+    from dialshift.hub.ownership import check_output_folder
+    from dialshift.hub.reading import declared_configs, folder_metadata
+    from dialshift.hub.writing import write_hub_folder
 
     if not isinstance(num_proc, int) or num_proc < 1:
         raise DialshiftError(f"num_proc must be at least 1, got {num_proc}")

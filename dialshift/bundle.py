@@ -207,7 +207,7 @@ def create_bundle(dataset, out, protocol: Protocol, backbone: str = "minilm", wh
                   progress: bool = True) -> dict:
     """Assemble the bundle folder ``out`` (new or empty) and return its manifest; see the module docstring."""
     from dialshift.configs import expand_patterns
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
     from dialshift.io import atomic_output
 
     out = Path(out)

@@ -67,7 +67,9 @@ def _known_config(name: str) -> None:
 
 def _folder_has(folder: Path, config: str) -> bool:
     """True when ``folder`` is a dataset folder declaring ``config`` with intact files (fingerprints checked)."""
-    from dialshift.hub import README, check_config_files, declared_configs, folder_metadata
+    from dialshift.hub.fingerprints import check_config_files
+    from dialshift.hub.layout import README
+    from dialshift.hub.reading import declared_configs, folder_metadata
 
     if not (folder / README).is_file():
         return False
@@ -81,7 +83,8 @@ def _folder_has(folder: Path, config: str) -> bool:
 def _load_folder(folder: Path, config: str, **kwargs):
     import datasets
 
-    from dialshift.hub import README, declared_configs
+    from dialshift.hub.layout import README
+    from dialshift.hub.reading import declared_configs
 
     if not (folder / README).is_file():
         raise DialshiftError(f"{folder}: no {README}; pass a folder written by `dialshift build`")
@@ -101,7 +104,7 @@ def path_like(text) -> bool:
     where ``PARENT`` is a local folder holding dialshift dataset folders or ``NAME``'s lock or swap leftovers
     (``build/dialshfit`` beside ``build/dialshift``; a folder lost mid-swap). Such an argument is never looked up on
     the Hub, in the cache or in a build: a typo is an error, not other data."""
-    from dialshift.hub import MARKER
+    from dialshift.hub.layout import MARKER
 
     text = os.fsdecode(os.fspath(text))
     if not text or text.startswith((".", "~")) or os.path.isabs(text) or "\\" in text or text.count("/") > 1:

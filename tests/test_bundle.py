@@ -131,7 +131,7 @@ def test_report_refuses_another_dataset(returned, tmp_path):
     # the same generator makes the same ids: change one config's ids
     import pyarrow.parquet as pq
 
-    from dialshift.ranking.data import data_files
+    from dialshift.hub import data_files
 
     path = data_files(other)["uw_0.10"]["test"][0]
     table = pq.read_table(path)

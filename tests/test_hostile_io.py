@@ -7,6 +7,7 @@ in for the real families: the same builder code, seconds instead of minutes) and
 """
 
 import os
+import shutil
 import stat
 
 import pytest
@@ -86,7 +87,7 @@ def test_a_card_lacking_one_configs_entry_refuses_instead_of_dropping_it(built, 
 def test_after_rm_rf_the_users_new_readme_is_never_replaced(built, capsys):
     for path in built.iterdir():  # `rm -rf DIR/*`: the hidden marker survives
         if not path.name.startswith("."):
-            hub.shutil.rmtree(path) if path.is_dir() else path.unlink()
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
     assert (built / hub.MARKER).is_file()
     (built / "README.md").write_text("# My own project\n\nnotes I care about\n")
     before = tree(built)

@@ -249,7 +249,7 @@ def test_data_files_match_inside_the_folder(folder):
 def test_a_second_writer_waits_then_fails_with_one_line(folder, monkeypatch):
     import filelock
 
-    monkeypatch.setattr(hub, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr("dialshift.hub.locking.LOCK_TIMEOUT", 0.2)
     with filelock.FileLock(hub.lock_path(folder)):  # another process's lock: a separate open file
         with pytest.raises(DialshiftError, match="another dialshift process held the lock"):
             hub.write_hub_folder(folder, make_configs(), CARD, progress=False)

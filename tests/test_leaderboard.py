@@ -283,10 +283,9 @@ class RecordingApi:
 
 def test_push_publishes_the_dataset_the_metric_spaces_and_the_leaderboard_space(dataset, tmp_path, monkeypatch,
                                                                                  capsys, submission):
-    from dialshift import hub
 
     api = RecordingApi()
-    monkeypatch.setattr(hub, "make_api", lambda token=None: api)
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: api)
     wheel = tmp_path / "dialshift-0.2.0-py3-none-any.whl"
     wheel.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
     store = tmp_path / "results"

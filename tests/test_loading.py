@@ -110,7 +110,7 @@ def test_every_usage_line_of_the_built_card_works(offline_cache, monkeypatch):
     folder = offline_cache / "built"
     assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
     mirror = offline_cache / "mirror"
-    monkeypatch.setattr(hub, "make_api", lambda token=None: MirrorApi(mirror))
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: MirrorApi(mirror))
     assert main(["push", str(folder), "--repo-id", "org/dialshift-pushed"]) == 0
     assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == \
         hub.upload_plan(folder)

@@ -156,13 +156,14 @@ def test_a_metric_space_loads_its_own_module(name, tmp_path, monkeypatch):
 
 
 def test_space_requirements_pin_the_pushed_dialshift(tmp_path):
-    from dialshift import __version__, hub
+    from dialshift import __version__
+    from dialshift.hub.spaces import space_requirements
 
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("dialshift\nevaluate==0.4.6\n")
-    assert hub._requirements(requirements, None).decode().splitlines() == [f"dialshift=={__version__}",
-                                                                          "evaluate==0.4.6"]
+    assert space_requirements(requirements, None).decode().splitlines() == [f"dialshift=={__version__}",
+                                                                            "evaluate==0.4.6"]
     requirements.write_text("# a comment naming dialshift\ndialshift[leaderboard]\n")
     wheel = tmp_path / f"dialshift-{__version__}-py3-none-any.whl"
-    assert hub._requirements(requirements, wheel).decode().splitlines()[1] == f"./{wheel.name}[leaderboard]"
-    assert hub._requirements(requirements, None).decode().splitlines()[1] == f"dialshift[leaderboard]=={__version__}"
+    assert space_requirements(requirements, wheel).decode().splitlines()[1] == f"./{wheel.name}[leaderboard]"
+    assert space_requirements(requirements, None).decode().splitlines()[1] == f"dialshift[leaderboard]=={__version__}"

@@ -103,11 +103,11 @@ def test_an_empty_folder_is_a_fine_output(tmp_path):
 CHILD = textwrap.dedent("""
     import contextlib, os, signal, sys, time
     import datasets
-    from dialshift import hub
     from dialshift.cli import main
+    from dialshift.hub import locking
 
     barrier, me, action = sys.argv[1], sys.argv[2], sys.argv[3]
-    real_lock, real_to_parquet = hub.folder_lock, datasets.Dataset.to_parquet
+    real_lock, real_to_parquet = locking.folder_lock, datasets.Dataset.to_parquet
     calls = []
 
     @contextlib.contextmanager
@@ -128,7 +128,7 @@ CHILD = textwrap.dedent("""
             time.sleep(1.0)  # hold the lock long enough for the other build to wait on it
         return real_to_parquet(self, *args, **kwargs)
 
-    hub.folder_lock = lock_after_barrier
+    locking.folder_lock = lock_after_barrier  # what the build calls first
     datasets.Dataset.to_parquet = to_parquet
     sys.exit(main(["build", "--family", "toyfam", "--no-progress", *sys.argv[4:]]))
 """)
@@ -214,7 +214,7 @@ REMOTE = [".gitattributes", "README.md", f"toy/{PARQUET}", f"toy_swap_0.5/{PARQU
 @pytest.fixture
 def fake_api(monkeypatch):
     api = FakeHubApi(REMOTE)
-    monkeypatch.setattr(hub, "make_api", lambda token=None: api)
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: api)
     return api
 
 

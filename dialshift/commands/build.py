@@ -56,7 +56,7 @@ def _print_summary(result) -> None:
     from datasets.info import DatasetInfosDict
 
     from dialshift.configs import natural_key
-    from dialshift.hub import read_card
+    from dialshift.hub.reading import read_card
 
     out = result.folder
     infos = DatasetInfosDict.from_dataset_card_data(read_card(out).data)

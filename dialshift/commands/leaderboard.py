@@ -73,7 +73,7 @@ def run_render(args) -> int:
 def run_export(args) -> int:
     from pathlib import Path
 
-    from dialshift.hub import check_repo_id
+    from dialshift.hub.push import check_repo_id
     from dialshift.io import atomic_write
     from dialshift.leaderboard import model_index
     from dialshift.leaderboard.store import read_record

@@ -35,12 +35,14 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from dialshift.errors import DialshiftError
-    from dialshift.hub import check_repo_id, make_api, push_hub_folder, push_plan, read_card, validate_hub_folder
+    from dialshift.hub.push import check_repo_id, make_api, push_hub_folder, push_plan
+    from dialshift.hub.reading import read_card
+    from dialshift.hub.validation import validate_hub_folder
 
     check_repo_id(args.repo_id)
     spaces = None
     if args.spaces:
-        from dialshift.hub import space_plans
+        from dialshift.hub.spaces import space_plans
 
         spaces = space_plans(args.repo_id.split("/")[0], wheel=args.wheel, results=args.leaderboard_results)
     elif args.wheel or args.leaderboard_results:
@@ -75,7 +77,7 @@ def run(args) -> int:
         url = push_hub_folder(args.folder, args.repo_id, token=args.token, private=args.private,
                               revision=args.revision, delete_remote_extras=args.delete_remote_extras)
         if spaces:
-            from dialshift.hub import push_spaces
+            from dialshift.hub.spaces import push_spaces
 
             urls = push_spaces(spaces, api=make_api(args.token), private=args.private)
     except DialshiftError:

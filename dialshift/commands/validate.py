@@ -22,7 +22,8 @@ def run(args) -> int:
     import sys
 
     from dialshift.errors import DialshiftError
-    from dialshift.hub import declared_configs, validate_hub_folder
+    from dialshift.hub.reading import declared_configs
+    from dialshift.hub.validation import validate_hub_folder
     from dialshift.registry import families
 
     expected = None

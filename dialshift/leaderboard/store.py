@@ -55,7 +55,7 @@ def same_submission(record: dict, family: str, model: str, method: str) -> bool:
 def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, list[str]]:
     """``(family, configs)`` the submission must cover: every config of its family in the dataset folder that has
     ``split``, or the subset ``submission.json`` declares; one-line errors for unknown, mixed or missing configs."""
-    from dialshift.hub import data_files, folder_configs
+    from dialshift.hub.reading import data_files, folder_configs
 
     where = submission.root / "submission.json"
     configs = folder_configs(dataset)
@@ -95,7 +95,7 @@ def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, 
 def family_configs(dataset, family: str, split: str) -> dict[str, str]:
     """``{config: task}`` of every config of ``family`` in the dataset folder with ``split``: the full set a
     leaderboard row must cover to be ranked."""
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
     from dialshift.scoring.gold import data_files
 
     splits = data_files(dataset)

@@ -115,7 +115,7 @@ def attention_configs(settings) -> list[str]:
     """The configs ``--attention`` runs on: those matching ``--configs`` (default: every ``attention_distribution``
     config of the folder), each of which must be an ``attention_distribution`` config."""
     from dialshift.configs import expand_patterns
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
 
     typed = folder_configs(settings.dataset)
     if settings.patterns:
@@ -138,7 +138,7 @@ def evaluate_attention(settings) -> dict:
     content. ``settings``: a :class:`dialshift.ranking.evaluation.EvaluationSettings` (its first model dir)."""
     import torch
 
-    from dialshift.hub import data_files
+    from dialshift.hub.reading import data_files
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
     from dialshift.ranking.evaluation import scoring_settings

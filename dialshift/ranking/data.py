@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.hub import data_files  # noqa: F401  (re-exported)
+from dialshift.hub.reading import data_files
 from dialshift.scoring.gold import dataset_revision, subsample  # noqa: F401  (re-exported)
 
 COLUMNS = ("id", "context", "candidates", "label")

@@ -79,8 +79,8 @@ def load_configs(settings: EvaluationSettings):
     from tqdm.auto import tqdm
 
     from dialshift.configs import expand_patterns
-    from dialshift.hub import folder_configs
-    from dialshift.ranking.data import data_files, load_split
+    from dialshift.hub.reading import data_files, folder_configs
+    from dialshift.ranking.data import load_split
 
     config_map = data_files(settings.dataset)
     typed = folder_configs(settings.dataset)

@@ -1,10 +1,10 @@
 """Gold answers of a built dataset folder, indexed for joining predictions by id.
 
 A folder's ``README.md`` declares each config's data files per split (``configs: [{config_name, data_files}]``);
-:func:`~dialshift.hub.data_files` resolves them inside the folder and :func:`load_gold` reads the ``id`` column and
-the task's gold columns straight from the parquet files (the bytes ``load_dataset`` reads, no cache). Ids are joined
-through 64-bit keys (``pandas.util.hash_array``: SipHash with a fixed key, the same on every platform), kept sorted,
-so a join is a ``searchsorted`` and memory is 8 bytes per gold id plus the gold columns.
+:func:`~dialshift.hub.reading.data_files` resolves them inside the folder and :func:`load_gold` reads the ``id``
+column and the task's gold columns straight from the parquet files (the bytes ``load_dataset`` reads, no cache). Ids
+are joined through 64-bit keys (``pandas.util.hash_array``: SipHash with a fixed key, the same on every platform),
+kept sorted, so a join is a ``searchsorted`` and memory is 8 bytes per gold id plus the gold columns.
 """
 
 import re
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.hub import data_files
+from dialshift.hub.reading import data_files
 from dialshift.scoring.jsonl import clip
 
 #: Ids hashed per slice (bounds the Python strings alive at once).
@@ -24,7 +24,7 @@ HASH_SLICE = 1 << 20
 def dataset_revision(folder) -> str:
     """The revision of a whole dataset folder: a sha256 over all its parquet files (it changes when any config is
     added or rebuilt; :func:`config_fingerprint` identifies one config's data)."""
-    from dialshift.hub import folder_fingerprint
+    from dialshift.hub.fingerprints import folder_fingerprint
 
     return "sha256:" + folder_fingerprint(folder)[:16]
 
@@ -34,7 +34,7 @@ def dataset_revision(folder) -> str:
 
 def recorded_files(folder) -> dict:
     """``{config: {"<config>/<file>": {"size", "sha256"}}}`` the card recorded at build time ({} where none)."""
-    from dialshift.hub import folder_metadata
+    from dialshift.hub.reading import folder_metadata
 
     return {name: entry.get("files") or {} for name, entry in folder_metadata(folder).items()
             if isinstance(entry, dict)}
@@ -46,7 +46,7 @@ def config_fingerprint(folder, config: str, recorded: dict | None = None) -> str
     a one-config folder and in the full build, and a rebuild of another config leaves it unchanged."""
     import hashlib
 
-    from dialshift.hub import file_fingerprint
+    from dialshift.hub.fingerprints import file_fingerprint
 
     folder = Path(folder)
     files = (recorded if recorded is not None else recorded_files(folder)).get(config)
@@ -79,7 +79,8 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
     card recorded at build time (changed, truncated, or swapped with another config's file). ``splits`` limits the
     check to those splits (default: every split); ``paths`` gives the files already resolved. A folder whose card
     recorded no fingerprints (built before they existed) is not checked."""
-    from dialshift.hub import file_fingerprint, rebuild_hint
+    from dialshift.hub.fingerprints import file_fingerprint
+    from dialshift.hub.layout import rebuild_hint
 
     folder = Path(folder)
     files = (recorded if recorded is not None else recorded_files(folder)).get(config)

@@ -220,7 +220,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
     """Score ``{config: predictions path}`` against ``settings.dataset``; return the ``results.json`` document."""
     from tqdm.auto import tqdm
 
-    from dialshift.hub import folder_configs
+    from dialshift.hub.reading import folder_configs
 
     configs = folder_configs(settings.dataset)
     files_map = data_files(settings.dataset)

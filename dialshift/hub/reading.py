@@ -1,0 +1,160 @@
+"""Reading a built folder: its card, the configs it declares, their data files, and dialshift's metadata block.
+
+:func:`data_files` is the one place that turns a card's ``data_files`` patterns into files; a pattern leaving the
+folder is refused.
+"""
+
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from dialshift.errors import DialshiftError
+from dialshift.hub.layout import METADATA_KEY, README, rebuild_hint
+from dialshift.hub.marker import rebuild_all_hint
+
+
+def read_card(folder):
+    """The folder's README as a ``huggingface_hub.DatasetCard``; a clear error when it is missing or unreadable."""
+    from dialshift.io import interrupted_swap_hint
+
+    if not Path(folder).is_dir():
+        raise DialshiftError(f"{folder} is not a directory; pass the folder `dialshift build --out` wrote"
+                             f"{interrupted_swap_hint(folder)}")
+    path = Path(folder) / README
+    if not path.is_file():
+        raise DialshiftError(f"{path}: no dataset card; is {folder} a folder written by `dialshift build`?")
+    try:
+        return load_card(path)
+    except DialshiftError as error:
+        raise DialshiftError(f"{error}; move it aside and rebuild the folder's configs: "
+                             f"{rebuild_all_hint(folder)}") from None
+
+
+#: The last card parsed, by (path, inode, size, mtime): a scoring run reads the same card several times, and parsing
+#: a full build's front matter (pure-Python YAML, ~10,000 lines) costs seconds each time.
+_CARD_CACHE: dict = {}
+
+
+def load_card(path: Path):
+    import copy
+
+    from huggingface_hub import DatasetCard
+
+    stat = path.stat()
+    key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key in _CARD_CACHE:
+        return copy.deepcopy(_CARD_CACHE[key])  # a copy: callers may edit and save theirs
+    try:
+        card = DatasetCard.load(path)
+    except Exception as error:  # the YAML parser's errors vary by version
+        reason = " ".join(str(error).split())[:200]
+        raise DialshiftError(f"{path}: unreadable card front matter ({reason})") from None
+    _CARD_CACHE.clear()
+    _CARD_CACHE[key] = card
+    return copy.deepcopy(card)
+
+
+def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:
+    """``{config: {split: data_files pattern(s)}}`` as declared in the README YAML.
+
+    A dataset folder only reads inside itself: a ``data_files`` entry that is absolute, a URL or climbs out with
+    ``..`` is refused with one line (``datasets`` would follow ``../`` out of the folder).
+    """
+    card = read_card(folder)
+    declared = {}
+    for entry in card.data.to_dict().get("configs") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
+            raise DialshiftError(f"{Path(folder) / README}: a `configs` entry has no config_name: {entry!r:.80}")
+        name = entry["config_name"]
+        files = entry.get("data_files") or []
+        if isinstance(files, (str, list)) and all(isinstance(item, str) for item in _as_list(files)):
+            files = [{"split": "train", "path": files}]
+        splits = {}
+        for item in files:
+            if not isinstance(item, dict) or "path" not in item:
+                raise DialshiftError(f"{Path(folder) / README}: config {name!r}: a data_files entry has no path: "
+                                     f"{item!r:.80}")
+            split = str(item.get("split", "train"))
+            for pattern in _as_list(item["path"]):
+                _check_inside(folder, name, split, pattern)
+            splits[split] = item["path"]
+        declared[name] = splits
+    return declared
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _check_inside(folder, name: str, split: str, pattern) -> None:
+    """Refuse a ``data_files`` pattern that could read outside the dataset folder."""
+    text = str(pattern)
+    posix, windows = PurePosixPath(text.replace("\\", "/")), PureWindowsPath(text)
+    if not text or "://" in text or posix.is_absolute() or windows.is_absolute() or windows.drive \
+            or ".." in posix.parts:
+        raise DialshiftError(f"{Path(folder) / README}: config {name!r} split {split!r}: data_files path {text!r} "
+                             f"points outside the dataset folder; a dataset folder only reads files inside itself "
+                             f"(write it relative, e.g. {name}/{split}-*)")
+
+
+def data_files(folder, configs=None) -> dict[str, dict[str, list[str]]]:
+    """``{config: {split: [parquet paths]}}``: the card's ``data_files`` patterns matched inside ``folder``, for every
+    config it declares or only ``configs``.
+
+    The one place that turns a card's patterns into files: a missing folder, a card declaring nothing, patterns
+    leaving the folder, an unknown config and a split whose pattern matches no file are each refused with one line
+    naming the fix.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DialshiftError(f"{folder}: dataset folder does not exist (build one with `dialshift build`)")
+    declared = declared_configs(folder)
+    if not declared:
+        raise DialshiftError(f"{folder / README}: declares no configs (an empty dataset folder?)")
+    names = list(declared) if configs is None else list(configs)
+    for name in names:
+        if name not in declared:
+            raise DialshiftError(f"{folder / README}: no config {name!r} (it declares: {', '.join(sorted(declared))})")
+    root = folder.resolve()
+    result = {}
+    for name in names:
+        result[name] = {}
+        for split, patterns in declared[name].items():
+            paths = [str(path) for pattern in _as_list(patterns) for path in sorted(folder.glob(str(pattern)))
+                     if path.is_file() and path.resolve().is_relative_to(root)]
+            if not paths:
+                raise DialshiftError(f"{folder}: config {name!r} split {split!r}: no file matches {patterns!r}; "
+                                     f"{rebuild_hint(folder, name)}")
+            result[name][split] = paths
+    return result
+
+
+def folder_metadata(folder) -> dict:
+    """``{config: {"config": ..., "facts": ...}}`` from the card's ``dialshift`` block ({} for a folder without one)."""
+    if not (Path(folder) / README).is_file():
+        return {}
+    block = read_card(folder).data.to_dict().get(METADATA_KEY) or {}
+    return dict(block.get("configs") or {})
+
+
+def folder_configs(folder) -> dict:
+    """``{config: BenchmarkConfig}`` of a built folder: from its card's metadata, else from the installed families."""
+    from dialshift.configs import BenchmarkConfig
+    from dialshift.registry import all_configs
+
+    stored = folder_metadata(folder)
+    registered = all_configs()
+    result = {}
+    for name in declared_configs(folder):
+        if name in stored and "config" in stored[name]:
+            data = stored[name]["config"]
+            if "baselines" not in data and name in registered:  # a card written before configs declared baselines
+                data = {**data, "baselines": registered[name].to_dict()["baselines"]}
+            result[name] = BenchmarkConfig.from_dict(data)
+        elif name in registered:
+            result[name] = registered[name]
+    return result
+
+
+def card_infos(folder: Path) -> dict:
+    from datasets.info import DatasetInfosDict
+
+    return dict(DatasetInfosDict.from_dataset_card_data(read_card(folder).data))
