@@ -18,6 +18,7 @@ from dialshift.training import (
     sorted_batches,
     train,
 )
+from dialshift.training.runner import share_size
 
 
 class ToyRegression(Task):
@@ -250,6 +251,8 @@ def test_process_share_slices_arrays_and_keeps_numbers():
     assert process_share(batch, 0, 1) is batch
     shares = [process_share(np.arange(7), index, 3) for index in range(3)]
     assert sorted(np.concatenate(shares).tolist()) == list(range(7))
+    assert share_size(share) == 2 and share_size((3, {"seed": 1})) is None
+    assert share_size(process_share((np.arange(1), 5), 1, 2)) == 0
 
 
 def test_sorted_batches_and_padding():

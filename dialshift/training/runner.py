@@ -96,6 +96,19 @@ def process_share(batch, index: int, count: int):
     return batch
 
 
+def share_size(share) -> int | None:
+    """The length of the first array, tensor or list in a batch share (its rows), ``None`` when it holds none."""
+    if isinstance(share, tuple | dict):
+        for part in share.values() if isinstance(share, dict) else share:
+            size = share_size(part)
+            if size is not None:
+                return size
+        return None
+    if isinstance(share, list | range) or getattr(share, "ndim", 0) > 0:
+        return len(share)
+    return None
+
+
 def resolve_checkpoint(output_dir, value: str) -> Path:
     """A checkpoint folder from ``--resume-from-checkpoint`` (a folder, or ``latest`` under ``output_dir``)."""
     if value == "latest":
@@ -257,9 +270,15 @@ class Runner:
                 group = min(accumulation, len(batches) - index // accumulation * accumulation)
                 started = time.perf_counter()
                 self.model.train()
+                share = process_share(batch, accelerator.process_index, accelerator.num_processes)
+                # fewer rows than processes: the first process's rows weighted 0, so that every process runs the
+                # forward and backward the gradient reduce waits for
+                empty = share_size(share) == 0
                 with accelerator.accumulate(self.model):
-                    loss = self.task.loss(self.model, process_share(batch, accelerator.process_index,
-                                                                    accelerator.num_processes))
+                    if empty:
+                        loss = self.task.loss(self.model, process_share(batch, 0, accelerator.num_processes)) * 0.0
+                    else:
+                        loss = self.task.loss(self.model, share)
                     # accelerate divides by the accumulation steps: a shorter last group still averages its batches
                     accelerator.backward(loss if group == accumulation else loss * (accumulation / group))
                     if accelerator.sync_gradients and args.max_grad_norm is not None:
@@ -312,8 +331,9 @@ class Runner:
     def validate(self) -> tuple[float, dict]:
         """The task's ``(score, extras)`` on every validation row, each process computing the outputs of its share."""
         accelerator, rows = self.accelerator, self.validation_rows
-        outputs = self.task.validation_outputs(accelerator.unwrap_model(self.model), rows)
-        gathered = accelerator.gather_for_metrics([(rows, outputs)], use_gather_object=True)
+        outputs = self.task.validation_outputs(accelerator.unwrap_model(self.model), rows) if len(rows) else {}
+        gathered = [(share, part) for share, part in
+                    accelerator.gather_for_metrics([(rows, outputs)], use_gather_object=True) if len(share)]
         order = np.concatenate([share for share, _ in gathered])
         if not np.array_equal(np.sort(order), np.arange(self.task.validation_size())):
             raise RuntimeError(f"validation gathered {len(order)} rows, not each of {self.task.validation_size()} once")
@@ -321,7 +341,8 @@ class Runner:
             self.log.info(f"process {accelerator.process_index}: validation outputs of {len(rows)} of {len(order)} "
                           "rows", main_process_only=False)
         inverse = np.argsort(order, kind="stable")
-        merged = {key: np.concatenate([np.asarray(part[key]) for _, part in gathered])[inverse] for key in outputs}
+        merged = {key: np.concatenate([np.asarray(part[key]) for _, part in gathered])[inverse]
+                  for key in gathered[0][1]}
         return self.task.validation_score(merged)
 
     def evaluate(self) -> None:
