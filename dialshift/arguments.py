@@ -1,15 +1,12 @@
 """Argument types shared by the trainers of ``trainers/``, the commands and the build options.
 
 Each is an ``argparse`` ``type=`` callable: a bad value becomes argparse's usage error naming the flag (exit status
-2), never a traceback or a silently odd run (a negative seed, a NaN learning rate, a dropout of 2). Commands whose
-errors are one line check after parsing instead (:func:`check_positive`). Standard library and the error type only,
-so any layer may use it.
+2), never a traceback or a silently odd run (a negative seed, a NaN learning rate, a dropout of 2). Standard library
+only, so any layer may use it.
 """
 
 import argparse
 import math
-
-from dialshift.errors import DialshiftError
 
 #: The largest seed (numpy and torch seeds are unsigned 32-bit).
 MAX_SEED = 2**32 - 1
@@ -32,15 +29,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-def check_positive(namespace: argparse.Namespace, *names: str) -> None:
-    """Raise a one-line :class:`~dialshift.errors.DialshiftError` (``--batch-size must be at least 1, got 0``) for the
-    first option of ``names`` (``dest`` names) whose value is set and below 1."""
-    for name in names:
-        value = getattr(namespace, name)
-        if value is not None and value < 1:
-            raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
 
 
 def non_negative_int(text: str) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dialshift.arguments import MAX_SEED
 from dialshift.errors import DialshiftError
 
 #: Where ``dialshift build`` writes when no ``--out`` is given.
@@ -50,20 +51,25 @@ def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
 def family_options(family, given) -> object:
     """``family``'s options dataclass from ``given``: None (the defaults), an instance of the family's options class,
     or a mapping of its field names."""
+    from dialshift.registry import check_options
+
     options_class = family.options_class
     if given is None:
-        return options_class()
-    if isinstance(given, options_class):
-        return given
-    if isinstance(given, Mapping):
+        options = options_class()
+    elif isinstance(given, options_class):
+        options = given
+    elif isinstance(given, Mapping):
         fields = {item.name for item in dataclasses.fields(options_class)}
         unknown = sorted(set(given) - fields)
         if unknown:
             raise DialshiftError(f"family {family.name!r} has no option {', '.join(map(repr, unknown))}; its options "
                                  f"are {', '.join(sorted(fields)) or 'none'}")
-        return options_class(**given)
-    raise DialshiftError(f"options for family {family.name!r}: expected a {options_class.__name__} or a mapping, "
-                         f"got {type(given).__name__}")
+        options = options_class(**given)
+    else:
+        raise DialshiftError(f"options for family {family.name!r}: expected a {options_class.__name__} or a "
+                             f"mapping, got {type(given).__name__}")
+    check_options(options, family.name)
+    return options
 
 
 def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT_OUT,
@@ -90,6 +96,8 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
 
     if not isinstance(num_proc, int) or num_proc < 1:
         raise DialshiftError(f"num_proc must be at least 1, got {num_proc}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise DialshiftError(f"seed must be an integer in 0..{MAX_SEED}, got {seed!r}")
     patterns, family_names = _as_tuple(configs), _as_tuple(families)
     selection = registry.select_configs(family_names, patterns)
     registered = registry.families()

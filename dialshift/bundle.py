@@ -29,7 +29,6 @@ precision moves the metrics less than the seeds do).
 """
 
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -121,23 +120,44 @@ def save_fp16_backbone(name: str, out: Path) -> str:
     return resolved
 
 
+#: The folders of a bundle its id is the digest of (not run.sh and bundle.json, which name the id).
+CONTENT = ("backbone", "data", "trainers", "wheels")
+
+
+def content_id(bundle: Path) -> str:
+    """The bundle's id: the first 12 hex digits of the digest of its carried files (:data:`CONTENT`)."""
+    from dialshift.io import files_digest
+
+    files = sorted(p for part in CONTENT for p in (bundle / part).rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    return files_digest(files, root=bundle)[:12]
+
+
 def upcast_backbone(bundle: Path, work: Path) -> Path:
     """The bundle's backbone in fp32 under ``work`` (made once per bundle revision)."""
     import pyarrow as pa
     import torch
+    from safetensors import SafetensorError
     from safetensors.torch import load, save_file
 
     manifest = read_manifest(bundle)
     target = work / f"backbone-{manifest['id']}"
     if (target / ".complete").is_file():
         return target
+    if content_id(bundle) != manifest["id"]:
+        raise DialshiftError(f"{bundle}: its files differ from those of bundle {manifest['id']} (changed or damaged "
+                             "since `dialshift bundle create`); copy the bundle again")
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     source = bundle / "backbone"
     packed = (source / WEIGHTS_FILE).read_bytes()
-    raw = pa.Codec("zstd").decompress(packed[8:], decompressed_size=int.from_bytes(packed[:8], "little"),
-                                      asbytes=True)
-    state = load(raw)
+    try:
+        raw = pa.Codec("zstd").decompress(packed[8:], decompressed_size=int.from_bytes(packed[:8], "little"),
+                                          asbytes=True)
+        state = load(raw)
+    except (pa.ArrowException, SafetensorError, ValueError, OSError, MemoryError) as error:
+        raise DialshiftError(f"{source / WEIGHTS_FILE}: damaged ({type(error).__name__}: {error}); copy the bundle "
+                             "again") from error
     save_file({k: (v.to(torch.float32) if v.is_floating_point() else v) for k, v in state.items()},
               str(target / "model.safetensors"), metadata={"format": "pt"})
     for name in BACKBONE_FILES:
@@ -229,7 +249,7 @@ def create_bundle(dataset, out, protocol: Protocol, backbone: str = "minilm", wh
 
 def _assemble(dataset, out: Path, protocol: "Protocol", backbone, wheels, wheel_packages, wheel_cache, limit_bytes,
               progress, final: Path) -> dict:
-    from dialshift.io import atomic_write, files_digest, write_json_atomic
+    from dialshift.io import atomic_write, write_json_atomic
     from dialshift.ranking.data import dataset_revision, write_slim_folder
 
     started = time.perf_counter()
@@ -242,7 +262,7 @@ def _assemble(dataset, out: Path, protocol: "Protocol", backbone, wheels, wheel_
         shutil.copy2(ROOT / "trainers" / name, out / "trainers" / name)
     wheel_names = build_wheels(out / "wheels", wheel_packages if wheels else (), cache=wheel_cache,
                                progress=progress)
-    bundle_id = files_digest(sorted(p for p in out.rglob("*") if p.is_file()), root=out)[:12]
+    bundle_id = content_id(out)
     requirements = " ".join(["dialshift", *(wheel_packages if wheels else ())])
     atomic_write(out / "run.sh", RUNNER.format(work=DEFAULT_WORK, bundle_id=bundle_id, requirements=requirements))
     (out / "run.sh").chmod(0o755)
@@ -271,13 +291,36 @@ def _assemble(dataset, out: Path, protocol: "Protocol", backbone, wheels, wheel_
 
 
 def read_manifest(bundle) -> dict:
+    """``BUNDLE/bundle.json``, with the fields that listing and running steps read checked (one line otherwise)."""
     path = Path(bundle) / BUNDLE_FILE
     if not path.is_file():
         raise DialshiftError(f"{bundle}: not a dialshift bundle (no {BUNDLE_FILE}; make one with `dialshift bundle "
                              "create`)")
-    manifest = json.loads(path.read_text())
+    from dialshift.returned import read_json_object
+
+    remake = "copy the bundle again or make a new one with `dialshift bundle create`"
+    manifest = read_json_object(path, "bundle manifest", remake)
     if manifest.get("format") != BUNDLE_FORMAT:
-        raise DialshiftError(f"{path}: unknown bundle format {manifest.get('format')!r} (expected {BUNDLE_FORMAT})")
+        raise DialshiftError(f"{path}: unknown bundle format {manifest.get('format')!r} (expected {BUNDLE_FORMAT}); "
+                             f"{remake}")
+    number = (int, float)
+    fields = {"id": str, "dataset_revision": str, "protocol": dict, "train_instances": int, "steps": list}
+    step_fields = {"name": str, "what": str, "seconds": number, "returns": list, "return_bytes": dict}
+    problems = [f"field {key!r} must be a {kind.__name__}" for key, kind in fields.items()
+                if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool)]
+    for i, step in enumerate(manifest.get("steps") if not problems else []):
+        if not isinstance(step, dict):
+            problems.append(f"steps[{i}] must be an object")
+            continue
+        problems += [f"steps[{i}].{key} has the wrong type" for key, kind in step_fields.items()
+                     if not isinstance(step.get(key), kind) or isinstance(step.get(key), bool)]
+        problems += [f"steps[{i}].{key} has the wrong type" for key in ("needs", "seconds_at_old_speed")
+                     if key in step and not isinstance(step[key], str if key == "needs" else number)]
+        if not problems and not (all(isinstance(r, str) for r in step["returns"])
+                                 and all(isinstance(b, number) for b in step["return_bytes"].values())):
+            problems.append(f"steps[{i}].returns or return_bytes has the wrong type")
+    if problems:
+        raise DialshiftError(f"{path}: {problems[0]}; {remake}")
     return manifest
 
 
@@ -535,43 +578,6 @@ def run_step(bundle, step: str, out, work=DEFAULT_WORK, progress: bool = False) 
 HEADLINE = ("recall@1", "brier", "ece")
 
 
-def read_returned(paths) -> dict:
-    """The step files brought back (folders or files): ``{step: {"description": ..., "arrays": {...}}}``; the
-    dropout passes of ``lee-dropout-S`` are stacked into ``test/<config>`` arrays of shape ``P x N x K``."""
-    files = []
-    for path in map(Path, paths):
-        files += sorted(path.glob("*.json")) if path.is_dir() else [path]
-    steps = {}
-    for path in files:
-        if path.suffix != ".json" or not path.stem.startswith("lee-"):
-            continue
-        description = json.loads(path.read_text())
-        step = description.get("step", path.stem)
-        if step.startswith("lee-dropout-"):
-            parts = [path.with_name(f"{step}-p{i}.npz") for i in description["dropout_seeds"]]
-            missing = [p.name for p in parts if not p.is_file()]
-            if missing:
-                raise DialshiftError(f"{path}: its passes {', '.join(missing)} were not brought back; fetch them or "
-                                     f"rerun step {step}")
-            loaded = []
-            for part in parts:  # read each pass whole, closing its file
-                with np.load(part) as archive:
-                    loaded.append({key: archive[key] for key in archive.files})
-            arrays = {key: np.stack([z[key] for z in loaded]) for key in loaded[0]}
-        else:
-            npz = path.with_suffix(".npz")
-            if not npz.is_file():
-                raise DialshiftError(f"{path}: no {npz.name} beside it; fetch it or rerun step {step}")
-            with np.load(npz) as z:
-                arrays = {key: z[key] for key in z.files}
-        if step in steps:
-            raise DialshiftError(f"{path}: step {step} was brought back twice; keep one copy")
-        steps[step] = {"description": description, "arrays": arrays, "path": str(path)}
-    if not steps:
-        raise DialshiftError(f"{', '.join(map(str, paths))}: no returned step files (lee-*.json with their .npz)")
-    return steps
-
-
 def _spread(values) -> dict:
     values = np.asarray([v for v in values if v is not None], dtype=np.float64)
     if not len(values):
@@ -585,28 +591,46 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     logits: per seed vanilla, temperature (``T`` fitted here on the returned validation logits) and dropout; the
     ensemble of every seed's vanilla logits; the fp32 check. Writes ``OUT/seed<S>/<method>/``, ``OUT/ensemble/``,
     ``OUT/summary.json`` and ``OUT/results.md``; returns the summary."""
+    import pyarrow.compute as pc
+
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.uncertainty import fit_temperature, negative_log_likelihood
     from dialshift.ranking.data import dataset_revision, read_columns
     from dialshift.ranking.evaluation import write_method
+    from dialshift.returned import check_distinct_runs, find_returned, read_logits
     from dialshift.scoring import ScoringSettings, check_output_dir
+    from dialshift.scoring.pipeline import claim_output_dir
     from dialshift.scoring.report import write_report
 
-    out = check_output_dir(out)
-    steps = read_returned(paths)
-    protocol = next(iter(steps.values()))["description"]["protocol"]
+    inputs = (*paths, dataset)
+    check_output_dir(out, writes=None, inputs=inputs)  # a new, empty or earlier-written folder, before any work
+    found = find_returned(paths)
+    protocol = next(iter(found.values())).description["protocol"]
     revision = dataset_revision(dataset)
-    sources = {s["description"]["dataset_revision"] for s in steps.values()}
+    sources = {entry.description["dataset_revision"] for entry in found.values()}
     configs = list(protocol["test_configs"])
-    ids = {}
+    ids, candidates = {}, {}
     for name in configs:
-        ids[name] = read_columns(dataset, name, "test", ["id"], protocol["max_instances"], 0).column("id").to_pylist()
-    for entry in steps.values():
-        for name, digest in entry["description"]["ids"].items():
-            if name not in ids or _ids_digest(ids[name]) != digest:
-                raise DialshiftError(f"{entry['path']}: the {name!r} test ids differ from those of {dataset} "
+        table = read_columns(dataset, name, "test", ["id", "candidates"], protocol["max_instances"], 0)
+        ids[name] = table.column("id").to_pylist()
+        counts = set(pc.list_value_length(table.column("candidates")).to_pylist())
+        if len(counts) != 1:
+            found = f"{min(counts)} to {max(counts)} candidates per instance" if counts else "no instances"
+            raise DialshiftError(f"{dataset}: config {name!r} has {found}; the bundle's report needs one candidate "
+                                 "count per config")
+        candidates[name] = counts.pop()
+    for entry in found.values():
+        for name, digest in entry.description["ids"].items():
+            if name not in ids or _ids_digest(ids[name]) != digest \
+                    or entry.description["instances"][name] != len(ids[name]):
+                raise DialshiftError(f"{entry.path}: the {name!r} test ids differ from those of {dataset} "
                                      f"(bundle made from {', '.join(sorted(sources))}, this folder is {revision}); "
                                      "report against the dataset folder the bundle was made from")
+    rows = {name: len(ids[name]) for name in configs}
+    loaded = {step: read_logits(entry, rows, candidates) for step, entry in found.items()}
+    check_distinct_runs(found, loaded)
+    steps = {step: {"description": entry.description, "arrays": loaded[step]} for step, entry in found.items()}
+    out = claim_output_dir(out, "dialshift bundle report", writes=None, inputs=inputs)
     scoring = ScoringSettings(Path(dataset), split="test", replicates=replicates, seed=0,
                               options={"ece_bins": protocol["ece_bins"]}, max_instances=protocol["max_instances"],
                               sample_seed=0, progress=progress)

@@ -56,6 +56,38 @@ def add_option_arguments(parser, options_class) -> None:
         parser.add_argument(flag, dest=item.name, type=value_type, default=None, help=item.metadata["help"], **extra)
 
 
+#: What a value of an option field of each plain type may be (``X | None`` fields are checked by their choices and
+#: argparse type only).
+_PLAIN_TYPES = {int: int, float: (int, float), str: str, bool: bool}
+
+
+def check_options(options, family: str) -> None:
+    """Refuse, with one line, an option value the command line would refuse: outside the field's argparse
+    ``type`` (e.g. a negative count) or ``choices``, or not of the field's type. Library callers get the flags'
+    checks; fields kept off the command line (``cli=False``) are the family's to check."""
+    import argparse
+
+    for item in dataclasses.fields(options):
+        value = getattr(options, item.name)
+        if not item.metadata.get("cli", True) or (value is None and item.default is None):
+            continue
+        extra = item.metadata.get("argparse", {})
+        plain = _PLAIN_TYPES.get(item.type)
+        problem = None
+        if plain is not None and (not isinstance(value, plain) or (plain is not bool and isinstance(value, bool))):
+            problem = f"expected {item.type.__name__}, got {type(value).__name__}"
+        elif "choices" in extra and value not in extra["choices"]:
+            problem = f"must be one of {', '.join(map(str, extra['choices']))}"
+        elif "type" in extra:
+            try:
+                extra["type"](str(value))
+            except argparse.ArgumentTypeError as error:
+                problem = str(error)
+        if problem:
+            raise DialshiftError(f"option {item.name}={value!r} of family {family!r}: {problem} (the command line's "
+                                 f"--{item.name.replace('_', '-')})")
+
+
 def options_from_arguments(options_class, args):
     """The options dataclass from parsed arguments: flags left unset keep the dataclass defaults (one place)."""
     given = {item.name: getattr(args, item.name) for item in dataclasses.fields(options_class)

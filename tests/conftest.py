@@ -51,3 +51,28 @@ def toy_plugin(tmp_path_factory, monkeypatch):
     registry.reset()
     yield site
     registry.reset()
+
+
+# ----------------------------------------------------------------------------------------------- hostile-case helpers
+
+
+def toy_build(*argv):
+    """``dialshift build`` of the toy family (the ``toy_plugin`` fixture installs it) with ``argv``; its exit status."""
+    from dialshift.cli import main
+
+    return main(["build", "--family", "toyfam", "--no-progress", *argv])
+
+
+def one_line_error(capsys, command=None):
+    """The one line a failed command wrote to stderr (asserted to be one, starting ``dialshift COMMAND: error:``)."""
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    if command:
+        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
+    return err[0]
+
+
+def tree(folder):
+    """``{relative path: bytes}`` of every file under ``folder``, hidden ones and symlinks (as their target's
+    bytes) included."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -123,6 +123,9 @@ def test_report_scores_returned_logits_like_evaluate(returned, bundle, tmp_path)
         assert np.allclose([r["probabilities"] for r in ours], [r["probabilities"] for r in theirs], atol=2e-6)
     document = json.loads((out / "ensemble" / "results.json").read_text())
     assert document["run"]["method"] == "ensemble" and document["run"]["seeds"] == [0, 1]
+    # a report may be written again into the folder it wrote (fewer replicates: faster)
+    assert cli(["bundle", "report", str(back), "--dataset", str(folder), "--out", str(out), "--bootstrap", "5",
+                "--no-plots", "--no-progress"]) == 0
 
 
 def test_report_refuses_another_dataset(returned, tmp_path):
@@ -150,3 +153,230 @@ def test_a_bundle_over_the_limit_leaves_nothing_behind(bundle, tmp_path):
     with pytest.raises(DialshiftError, match="over the 0 MiB limit"):
         create_bundle(dataset, out, Protocol(), backbone="tiny", wheels=False, limit_bytes=1, progress=False)
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".too-big")]
+
+
+# ----------------------------------------------------------------------------------------------- forged returned files
+
+
+def _edit_json(name, **changes):
+    def edit(back):
+        path = back / name
+        description = json.loads(path.read_text())
+        for key, value in changes.items():
+            target = description
+            *parents, last = key.split(".")
+            for parent in parents:
+                target = target[parent]
+            if value is _DELETE:
+                del target[last]
+            else:
+                target[last] = value
+        path.write_text(json.dumps(description))
+    return edit
+
+
+_DELETE = object()
+
+
+def _edit_npz(name, change):
+    def edit(back):
+        with np.load(back / name) as z:
+            arrays = {key: z[key] for key in z.files}
+        change(arrays)
+        np.savez_compressed(back / name, **arrays)
+    return edit
+
+
+def _write(name, data):
+    def edit(back):
+        (back / name).write_bytes(data(back / name) if callable(data) else data)
+    return edit
+
+
+def _flip_middle(path):
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(b ^ 0xFF for b in data[middle:middle + 64])
+    return bytes(data)
+
+
+def _copy_seed(back):
+    """lee-train-0's files under lee-train-1's name, its description edited to claim seed 1 throughout."""
+    (back / "lee-train-1.npz").write_bytes((back / "lee-train-0.npz").read_bytes())
+    description = json.loads((back / "lee-train-0.json").read_text())
+    description.update(step="lee-train-1", seed=1)
+    description["training"]["seed"] = 1
+    (back / "lee-train-1.json").write_text(json.dumps(description))
+
+
+def _huge_header(back):
+    """A header declaring 10**12 rows: refused from the header, before any memory is taken."""
+    import io
+    import zipfile
+
+    with np.load(back / "lee-fp32-0.npz") as z:
+        arrays = {key: z[key] for key in z.files}
+    buffer = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": (10**12, 10)}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    with zipfile.ZipFile(back / "lee-fp32-0.npz", "w") as archive:
+        for key, value in arrays.items():
+            if key == "test/uw_0.10":
+                archive.writestr(f"{key}.npy", buffer.getvalue())
+            else:
+                with archive.open(f"{key}.npy", "w") as member:
+                    np.lib.format.write_array(member, value)
+
+
+def _remove(*names):
+    return lambda back: [(back / name).unlink() for name in names]
+
+
+def _device(name):
+    def forge(back):
+        (back / name).unlink()
+        (back / name).symlink_to("/dev/zero")  # endless: reading it would never finish
+    return forge
+
+
+FORGED = {
+    "broken JSON": (_write("lee-train-0.json", lambda p: p.read_bytes()[:-40]), "lee-train-0.json",
+                    "not readable JSON"),
+    "JSON of another kind": (_write("lee-fp32-0.json", b"[1, 2]"), "lee-fp32-0.json", "holds a JSON list"),
+    "missing key": (_edit_json("lee-train-1.json", ids=_DELETE), "lee-train-1.json", "no 'ids' field"),
+    "seed of the wrong type": (_edit_json("lee-train-1.json", seed="1"), "lee-train-1.json", "field 'seed' must be 1"),
+    "protocol of the wrong type": (_edit_json("lee-train-0.json", **{"protocol.test_configs": "uw_0.10"}),
+                                   "lee-train-0.json", "'protocol.test_configs' must be a non-empty list"),
+    "renamed step": (_edit_json("lee-train-1.json", step="lee-train-0"), "lee-train-1.json", "renamed copy"),
+    "seed collision": (_edit_json("lee-train-1.json", seed=0), "lee-train-1.json", "would swap two seeds"),
+    "ranker of another seed": (_edit_json("lee-train-1.json", **{"training.seed": 0}), "lee-train-1.json",
+                               "trained with seed 0, not 1"),
+    "another seed's logits": (_copy_seed, "lee-train-1.npz", "a copy of step lee-train-0"),
+    "truncated archive": (_write("lee-train-0.npz", lambda p: p.read_bytes()[: len(p.read_bytes()) // 2]),
+                          "lee-train-0.npz", "not a readable .npz archive"),
+    "corrupt archive": (_write("lee-train-1.npz", _flip_middle), "lee-train-1.npz", "not a readable .npz archive"),
+    "plain .npy, not .npz": (_write("lee-fp32-0.npz", lambda p: b"\x93NUMPY" + p.read_bytes()[6:200]),
+                             "lee-fp32-0.npz", "not a readable .npz archive"),
+    "wrong shape": (_edit_npz("lee-train-0.npz", lambda a: a.update({"test/uw_0.10": a["test/uw_0.10"][:, :9]})),
+                    "lee-train-0.npz", "array 'test/uw_0.10' is float32 of shape 18x9, expected floating-point of "
+                                       "shape 18x10"),
+    "wrong dtype": (_edit_npz("lee-dropout-0-p1.npz", lambda a: a.update({"test/sr_2": a["test/sr_2"].astype(str)})),
+                    "lee-dropout-0-p1.npz", "expected floating-point of shape 6x10"),
+    "float labels": (_edit_npz("lee-train-1.npz", lambda a: a.update(validation_labels=a["validation_labels"] * 1.0)),
+                     "lee-train-1.npz", "array 'validation_labels' is float64"),
+    "missing array": (_edit_npz("lee-fp32-0.npz", lambda a: a.pop("test/sr_3")), "lee-fp32-0.npz",
+                      "no array test/sr_3"),
+    "extra array": (_edit_npz("lee-dropout-0-p0.npz", lambda a: a.update(extra=np.zeros(3))), "lee-dropout-0-p0.npz",
+                    "unexpected array extra"),
+    "NaN logit": (_edit_npz("lee-train-0.npz", lambda a: a["test/dailydialog"].__setitem__((3, 4), np.nan)),
+                  "lee-train-0.npz", "'test/dailydialog' holds 1 non-finite values"),
+    "label out of range": (_edit_npz("lee-train-0.npz", lambda a: a["validation_labels"].__setitem__(0, 10)),
+                           "lee-train-0.npz", "candidate indices in 0..9"),
+    "huge declared shape": (_huge_header, "lee-fp32-0.npz", "of shape 1000000000000x10, expected"),
+    "unknown step": (_write("lee-eval-0.json", b"{}"), "lee-eval-0.json", "not a step of the bundle"),
+    "extra file": (_write("notes.txt", b"my notes"), "notes.txt", "not a file any returned step describes"),
+    "extra dropout pass": (_write("lee-dropout-0-p7.npz", lambda p: (p.parent / "lee-dropout-0-p0.npz").read_bytes()),
+                           "lee-dropout-0-p7.npz", "not a file any returned step describes"),
+    "missing pass": (_remove("lee-dropout-0-p1.npz"), "lee-dropout-0.json", "lee-dropout-0-p1.npz not beside it"),
+    "fp32 without its ranker's step": (_remove("lee-train-0.json", "lee-train-0.npz"), "lee-fp32-0.json",
+                                       "compares it with step lee-train-0"),
+    "another bundle's file": (_edit_json("lee-train-1.json", bundle="0123456789ab"), "lee-train-1.json",
+                              "its bundle differs"),
+    "ECE bins out of range": (_edit_json("lee-train-0.json", **{"protocol.ece_bins": 0}), "lee-train-0.json",
+                              "protocol.ece_bins = 0: must be an integer from 1 to 10,000"),
+    "a device, not a file": (_device("lee-fp32-0.json"), "lee-fp32-0.json", "not a regular file"),
+    "a forged instance count": (_edit_json("lee-fp32-0.json", **{"instances.sr_2": 10**30}), "lee-fp32-0.json",
+                                "the 'sr_2' test ids differ"),
+    "deeply nested JSON": (_write("lee-train-1.json", b"[" * 100_000 + b"]" * 100_000), "lee-train-1.json",
+                           "nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("case", FORGED)
+def test_a_forged_returned_file_is_one_line_naming_it(case, returned, bundle, tmp_path, capsys):
+    import shutil
+
+    forge, name, expected = FORGED[case]
+    back, _ = returned
+    root, folder, _ = bundle
+    copy = tmp_path / "returned"
+    shutil.copytree(back, copy)
+    forge(copy)
+    out = tmp_path / "report"
+    capsys.readouterr()
+    code = cli(["bundle", "report", str(copy), "--dataset", str(folder), "--out", str(out), "--bootstrap", "10",
+                "--no-plots", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("dialshift bundle: error: ") and str(copy / name) in err[0] and expected in err[0], err[0]
+    assert not out.exists()  # nothing written
+
+
+def test_report_refuses_to_write_into_its_inputs(returned, bundle, tmp_path, capsys):
+    back, _ = returned
+    _, folder, _ = bundle
+    for out in (back, folder):
+        code = cli(["bundle", "report", str(back), "--dataset", str(folder), "--out", str(out), "--no-plots",
+                    "--no-progress", "--bootstrap", "10"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"--out {out} is the input" in err, err
+
+
+def _manifest(edit):
+    def forge(path):
+        manifest = json.loads(path.read_text())
+        edit(manifest)
+        path.write_text(json.dumps(manifest))
+    return forge
+
+
+FORGED_MANIFESTS = {
+    "broken JSON": (lambda p: p.write_bytes(p.read_bytes()[:-30]), "not readable JSON"),
+    "not an object": (lambda p: p.write_text("[]"), "holds a JSON list, not a bundle manifest"),
+    "another format": (_manifest(lambda m: m.update(format="dialshift-bundle/0")), "unknown bundle format"),
+    "deeply nested": (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    "no steps": (_manifest(lambda m: m.pop("steps")), "field 'steps' must be a list"),
+    "step not an object": (_manifest(lambda m: m["steps"].__setitem__(1, "lee-train-0")), "steps[1] must be an object"),
+    "seconds as text": (_manifest(lambda m: m["steps"][2].update(seconds="600")),
+                        "steps[2].seconds has the wrong type"),
+    "return sizes as text": (_manifest(lambda m: m["steps"][0]["return_bytes"].update({"smoke.json": "1 MB"})),
+                             "steps[0].returns or return_bytes has the wrong type"),
+}
+
+
+@pytest.mark.parametrize("case", FORGED_MANIFESTS)
+def test_a_forged_bundle_manifest_is_one_line(case, bundle, tmp_path, capsys):
+    import shutil
+
+    forge, expected = FORGED_MANIFESTS[case]
+    _, _, out = bundle
+    copy = tmp_path / "bundle"
+    copy.mkdir()
+    shutil.copy2(out / "bundle.json", copy / "bundle.json")
+    forge(copy / "bundle.json")
+    capsys.readouterr()
+    assert cli(["bundle", "steps", str(copy)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(copy / "bundle.json") in err[0] and expected in err[0], err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped"])
+def test_damaged_weights_in_a_bundle_are_refused_before_use(damage, bundle, tmp_path):
+    import shutil
+
+    from dialshift.bundle import WEIGHTS_FILE, upcast_backbone
+    from dialshift.errors import DialshiftError
+
+    _, _, out = bundle
+    copy = tmp_path / "bundle"
+    shutil.copytree(out / "backbone", copy / "backbone")
+    for name in ("data", "trainers", "wheels", "bundle.json"):
+        (copy / name).symlink_to(out / name)
+    weights = copy / "backbone" / WEIGHTS_FILE
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) // 2] if damage == "truncated" else
+                        data[:100] + bytes(b ^ 0xFF for b in data[100:164]) + data[164:])  # zstd decodes it silently
+    with pytest.raises(DialshiftError, match="differ from those of bundle .* copy the bundle again"):
+        upcast_backbone(copy, tmp_path / "work")
+    weights.write_bytes(data)
+    assert (upcast_backbone(copy, tmp_path / "work") / "model.safetensors").is_file()

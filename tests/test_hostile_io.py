@@ -7,10 +7,13 @@ in for the real families: the same builder code, seconds instead of minutes) and
 """
 
 import os
+import re
 import shutil
 import stat
 
 import pytest
+from conftest import one_line_error, tree
+from conftest import toy_build as build
 
 import dialshift
 from dialshift import hub, loading
@@ -27,23 +30,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
     monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
     monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("DIALSHIFT_HUB_REPO", "org/not-pushed")
-
-
-def build(*argv):
-    return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys, command=None):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    if command:
-        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
-    return err[0]
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder`` (hidden ones included)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -277,6 +263,33 @@ def test_a_truncated_model_is_one_line(ranker_dataset, tmp_path, capsys):
     assert "truncated or damaged" in one_line_error(capsys)
 
 
+def test_trainer_predictions_never_go_into_an_input_or_a_users_folder(tmp_path, capsys):
+    """debias --predictions and seq2seq --predictions-dir follow the --output-dir rule, checked before training."""
+    import trainers.debias as debias
+    import trainers.seq2seq as seq2seq
+
+    dataset, model = tmp_path / "dataset", tmp_path / "model"
+    dataset.mkdir()
+    (dataset / "README.md").write_text("the user's card")
+    users = tmp_path / "mine"
+    (users / "kor_adv").mkdir(parents=True)
+    (users / "kor_adv" / "kor_adv.jsonl").write_text("the user's predictions")
+    debias_argv = ["--dataset", str(dataset), "--output-dir", str(model), "--model", "tiny", "--no-progress"]
+    for predictions, expected in ((model, "is the input"), (dataset, "is the input"), (users, "kor_adv")):
+        assert debias.main([*debias_argv, "--predictions", str(predictions)]) == 2
+        line = one_line_error(capsys)
+        assert line.startswith(f"trainers/debias.py: error: --predictions {predictions}") and expected in line, line
+    model.mkdir()
+    (model / "original.json").write_text("{}")
+    seq2seq_argv = ["--dataset", str(dataset), "--predict-only", str(model), "--predict", "ubuntu*"]
+    for predictions, expected in ((model, "is the input"), (dataset, "is the input"), (users, "kor_adv")):
+        assert seq2seq.main([*seq2seq_argv, "--predictions-dir", str(predictions)]) == 2
+        line = one_line_error(capsys)
+        assert line.startswith(f"trainers/seq2seq.py: error: --predictions-dir {predictions}") and expected in line
+    assert (users / "kor_adv" / "kor_adv.jsonl").read_text() == "the user's predictions"
+    assert not (model / "predictions").exists() and (dataset / "README.md").read_text() == "the user's card"
+
+
 @pytest.mark.parametrize("trainer, argv, flag", [
     ("ranker", ["--seed", "-1"], "--seed"),
     ("ranker", ["--learning-rate", "-1"], "--learning-rate"),
@@ -351,6 +364,45 @@ def test_a_negative_kw_min_count_is_refused(tmp_path, capsys):
     assert exit_.value.code == 2
     assert "argument --kw-min-count: must be 0 or more, got -5" in capsys.readouterr().err
     assert not (tmp_path / "hub").exists()
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({"dailydialog": {"kw_min_count": -5}}, "option kw_min_count=-5 of family 'dailydialog': must be 0 or more"),
+    ({"dailydialog": {"kw_min_count": 2.5}}, "kw_min_count=2.5 of family 'dailydialog': expected int, got float"),
+    ({"dailydialog": {"kw_rule": "nearest"}}, "kw_rule='nearest' of family 'dailydialog': must be one of"),
+    ({"distracting": {"distract_rare_max": 0}}, "distract_rare_max=0 of family 'distracting': must be at least 1"),
+    ({"distracting": {"redraw_seed": -1}}, "redraw_seed=-1 of family 'distracting': must be an integer in 0.."),
+])
+def test_the_build_api_refuses_what_the_command_line_refuses(tmp_path, options, expected):
+    from dialshift.build import build as build_api
+
+    family = next(iter(options))
+    with pytest.raises(DialshiftError, match=re.escape(expected)):
+        build_api(families=family, options=options, out=tmp_path / "hub", progress=False)
+    assert not (tmp_path / "hub").exists()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["build", "--seed", "-1"], "--seed"),
+    (["build", "--seed", "4294967296"], "--seed"),
+    (["leaderboard", "score", "sub", "--dataset", "ds", "--bootstrap-seed", "-1"], "--bootstrap-seed"),
+    (["leaderboard", "score", "sub", "--dataset", "ds", "--bootstrap", "0"], "--bootstrap"),
+    (["bundle", "report", "back", "--dataset", "ds", "--out", "o", "--bootstrap", "-1"], "--bootstrap"),
+    (["bundle", "create", "--dataset", "ds", "--out", "o", "--seeds", "0"], "--seeds"),
+])
+def test_seeds_and_replicate_counts_are_checked_by_their_types(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"argument {flag}: must be" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_the_build_api_refuses_a_seed_numpy_cannot_take(tmp_path):
+    from dialshift.build import build as build_api
+
+    for seed in (-1, 2**32, True, 1.5):
+        with pytest.raises(DialshiftError, match="seed must be an integer in 0..4294967295"):
+            build_api(families="toyfam", seed=seed, out=tmp_path / "hub", progress=False)
 
 
 def test_one_nan_validation_logit_does_not_change_the_temperature_silently():

@@ -41,8 +41,8 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers over datasets (which scores through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs.
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs and their returned files.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
     # The families shipped with dialshift: plug-ins on top of the core.

@@ -16,6 +16,8 @@ import textwrap
 
 import datasets
 import pytest
+from conftest import one_line_error, tree
+from conftest import toy_build as build
 
 from dialshift import hub
 from dialshift.cli import main
@@ -29,23 +31,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
     (data / "clinc150").mkdir(parents=True)
     (data / "clinc150" / "data_full.json").write_text('{"train": [["raw corpus", "keep"]]}')
     monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
-
-
-def build(*argv):
-    return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys, command=None):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    if command:
-        assert err[0].startswith(f"dialshift {command}: error: "), err[0]
-    return err[0]
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder``, symlinks included (as their target's bytes)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

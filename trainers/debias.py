@@ -333,15 +333,26 @@ def score_predictions(predictions_dir, dataset) -> dict:
     return results
 
 
+def predictions_ownership(args) -> dict:
+    """The ``--predictions`` folder: never one of the run's inputs or its model folder; an unmarked folder only when
+    it holds no config folder of the predictions."""
+    return {"inputs": (args.model, args.dataset, Path(args.output_dir)), "writes": (ADVERSARIAL_CONFIG, DEFAULT_CONFIG),
+            "flag": "--predictions"}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
+        if args.predictions:  # before training: a bad --predictions fails at once
+            arguments.check_output_dir(args.predictions, **predictions_ownership(args))
         meta = train(DebiasTask(args), args)
         if meta is not None and args.predictions:
             import torch
 
+            arguments.claim_output_dir(args.predictions, "trainers/debias.py --predictions",
+                                       **predictions_ownership(args))
             write_predictions(args.output_dir, args.dataset, args.predictions, args.eval_batch_size,
                               args.max_test_instances, args.sample_seed,
                               device="cuda" if torch.cuda.is_available() else "cpu")

@@ -273,6 +273,15 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
     return {"original": original, "results": document}
 
 
+def predictions_dir(args) -> tuple[Path, dict]:
+    """Where the predictions go (``--predictions-dir``, else ``MODEL/predictions``) and that folder's ownership
+    rule: never the model folder or a dataset; a new, empty or earlier predictions folder (``original.json``)."""
+    model = Path(args.predict_only or args.output_dir)
+    out = Path(args.predictions_dir or model / "predictions")
+    return out, {"inputs": (args.dataset, args.predict_dataset, model), "legacy": ("original.json",),
+                 "flag": "--predictions-dir"}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     configure_logging()
@@ -281,13 +290,16 @@ def main(argv=None) -> int:
 
         torch.set_num_threads(args.torch_threads)
     try:
+        out, ownership = predictions_dir(args)
+        if args.predict:  # before any work: a bad --predictions-dir fails at once
+            arguments.check_output_dir(out, **ownership)
         if args.predict_only:
             from dialshift.models.seq2seq import load_seq2seq
 
             model, vocab, meta = load_seq2seq(args.predict_only)
             for key in ("max_utterance_tokens", "max_response_tokens"):
                 setattr(args, key, meta[key])
-            out = Path(args.predictions_dir or Path(args.predict_only) / "predictions")
+            arguments.claim_output_dir(out, "trainers/seq2seq.py --predict", **ownership)
             predict(model, vocab, args, args.predict_dataset or args.dataset, args.predict, out)
             print(f"predictions and scores in {out}")
             return 0
@@ -297,7 +309,7 @@ def main(argv=None) -> int:
             from dialshift.models.seq2seq import load_seq2seq
 
             model, vocab, _ = load_seq2seq(args.output_dir)
-            out = Path(args.predictions_dir or Path(args.output_dir) / "predictions")
+            arguments.claim_output_dir(out, "trainers/seq2seq.py --predict", **ownership)
             predict(model, vocab, args, args.predict_dataset or args.dataset, args.predict, out)
             print(f"predictions and scores in {out}")
     except DialshiftError as error:

@@ -12,6 +12,7 @@ block at the start, the middle or the end of the History). Insertion is the publ
 
 from dataclasses import dataclass
 
+from dialshift import arguments
 from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 from dialshift.shifts.base import InstanceRandom
@@ -112,11 +113,12 @@ class DistractingOptions:
                                           "train.csv (valid.csv and test.csv beside it) instead of the Ubuntu IRC "
                                           "conversations", metavar="FILE")
     redraw_seed: int = option(0, "another draw of the random distractions (0: the published draw); every other "
-                                 "choice stays the same", metavar="N")
+                                 "choice stays the same", metavar="N", type=arguments.seed)
     distract_window: int = option(10, "context window: the last N utterances before a response", metavar="N")
-    distract_frequent_top: int = option(200, "frequent words: the N most frequent training tokens", metavar="N")
+    distract_frequent_top: int = option(200, "frequent words: the N most frequent training tokens", metavar="N",
+                                        type=arguments.positive_int)
     distract_rare_max: int = option(5, "rare words: seen at least once and at most N times in training",
-                                    metavar="N")
+                                    metavar="N", type=arguments.positive_int)
 
 
 def features():

@@ -2,6 +2,7 @@
 
 import argparse
 
+from dialshift.arguments import seed
 from dialshift.build import DEFAULT_OUT
 
 
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
                         help=f"output Hub dataset folder (default: {DEFAULT_OUT})")
     parser.add_argument("--num-proc", type=int, default=1, metavar="N",
                         help="worker processes for per-instance work (default: 1)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed, default=0,
                         help="global seed; every random choice is seeded per instance (default: 0)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     for family in families().values():

@@ -23,6 +23,8 @@ See docs/full_scale.md.
 def register(subparsers) -> None:
     import argparse
 
+    from dialshift.arguments import positive_int
+
     parser = subparsers.add_parser("bundle", help="GPU bundle: create, list steps, run a step, report returned logits",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -34,13 +36,19 @@ def register(subparsers) -> None:
     create.add_argument("--configs", nargs="+", default=None, metavar="PATTERN",
                         help="test configs to carry (default: the ranking configs of the --train-config family)")
     create.add_argument("--train-config", default="dailydialog", help="config trained on (default: dailydialog)")
-    create.add_argument("--seeds", type=int, default=5, help="rankers (ensemble members), default 5 as the paper")
-    create.add_argument("--dropout-passes", type=int, default=5, help="MC-dropout passes (default 5 as the paper)")
-    create.add_argument("--max-length", type=int, default=256)
-    create.add_argument("--max-train-instances", type=int, default=None, help="subsample (default: all; tests)")
-    create.add_argument("--max-eval-instances", type=int, default=None, help="validation subsample (default: all)")
-    create.add_argument("--max-instances", type=int, default=None, help="test instances per config (default: all)")
-    create.add_argument("--score-batch-size", type=int, default=512, help="pairs per scoring batch (default 512)")
+    create.add_argument("--seeds", type=positive_int, default=5,
+                        help="rankers (ensemble members), default 5 as the paper")
+    create.add_argument("--dropout-passes", type=positive_int, default=5,
+                        help="MC-dropout passes (default 5 as the paper)")
+    create.add_argument("--max-length", type=positive_int, default=256)
+    create.add_argument("--max-train-instances", type=positive_int, default=None,
+                        help="subsample (default: all; tests)")
+    create.add_argument("--max-eval-instances", type=positive_int, default=None,
+                        help="validation subsample (default: all)")
+    create.add_argument("--max-instances", type=positive_int, default=None,
+                        help="test instances per config (default: all)")
+    create.add_argument("--score-batch-size", type=positive_int, default=512,
+                        help="pairs per scoring batch (default 512)")
     create.add_argument("--no-wheels", action="store_true",
                         help="carry only the dialshift wheel (the remote has the other packages)")
     create.add_argument("--wheel-cache", default=None, metavar="DIR", help="folder of wheels to use before PyPI")
@@ -64,18 +72,16 @@ def register(subparsers) -> None:
     report.add_argument("returned", nargs="+", metavar="PATH", help="folders (or files) brought back by the steps")
     report.add_argument("--dataset", required=True, metavar="FOLDER", help="the dataset folder the bundle came from")
     report.add_argument("--out", required=True, metavar="RESULTS_DIR")
-    report.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap replicates (default 1000)")
+    report.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
+                        help="bootstrap replicates (default 1000)")
     report.add_argument("--no-plots", action="store_true")
     report.add_argument("--no-progress", action="store_true")
     report.set_defaults(func=run_report)
 
 
 def run_create(args) -> int:
-    from dialshift.arguments import check_positive
     from dialshift.bundle import Protocol, create_bundle
 
-    check_positive(args, "seeds", "dropout_passes", "max_length", "max_train_instances", "max_eval_instances",
-                   "max_instances", "score_batch_size")
     protocol = Protocol(train_config=args.train_config, test_configs=args.configs or [], seeds=args.seeds,
                         dropout_passes=args.dropout_passes, max_length=args.max_length,
                         max_train_instances=args.max_train_instances, max_eval_instances=args.max_eval_instances,

@@ -20,6 +20,8 @@ example:
 def register(subparsers) -> None:
     import argparse
 
+    from dialshift.arguments import positive_int, seed
+
     parser = subparsers.add_parser("leaderboard", help="score submissions, render the results page, export "
                                    "model-index", description=DESCRIPTION,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,8 +31,9 @@ def register(subparsers) -> None:
     score.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder with the gold answers")
     score.add_argument("--results", default="leaderboard/results", metavar="STORE",
                        help="results store folder (default: leaderboard/results)")
-    score.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap replicates (default 1000)")
-    score.add_argument("--bootstrap-seed", type=int, default=0, help="bootstrap seed (default 0)")
+    score.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
+                       help="bootstrap replicates (default 1000)")
+    score.add_argument("--bootstrap-seed", type=seed, default=0, help="bootstrap seed (default 0)")
     score.add_argument("--no-progress", action="store_true", help="hide progress bars")
     score.set_defaults(func=run_score)
     render = commands.add_parser("render", help="write the static results page of a results store")
@@ -47,11 +50,9 @@ def register(subparsers) -> None:
 
 
 def run_score(args) -> int:
-    from dialshift.arguments import check_positive
     from dialshift.leaderboard import score_submission, write_record
     from dialshift.scoring import check_output_dir
 
-    check_positive(args, "bootstrap")
     check_output_dir(args.results, "--results")
     record = score_submission(args.submission, args.dataset, replicates=args.bootstrap, seed=args.bootstrap_seed,
                               progress=not args.no_progress)

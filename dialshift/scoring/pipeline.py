@@ -76,21 +76,22 @@ RESULTS_MARKER = ".dialshift-results"
 RESULTS_WRITES = (RESULTS_FILE, "results.md", "plots")
 
 
-def check_output_dir(path, flag: str = "--out", writes=RESULTS_WRITES) -> Path:
+def check_output_dir(path, flag: str = "--out", writes=RESULTS_WRITES, inputs=()) -> Path:
     """Fail early, before any work, when ``path`` cannot become a results folder: a file, an unwritable place, or a
-    folder holding the user's own ``results.json``/``results.md``/``plots`` (see
-    :func:`dialshift.io.check_owned_folder`; results are only written over results dialshift wrote)."""
+    folder holding the user's own ``results.json``/``results.md``/``plots``, a folder that is or holds one of
+    ``inputs`` (see :func:`dialshift.io.check_owned_folder`; results are only written over results dialshift
+    wrote)."""
     from dialshift.io import check_owned_folder
 
-    return check_owned_folder(path, RESULTS_MARKER, flag=flag, writes=writes)
+    return check_owned_folder(path, RESULTS_MARKER, flag=flag, writes=writes, inputs=inputs)
 
 
-def claim_output_dir(path, command: str, flag: str = "--out", writes=RESULTS_WRITES) -> Path:
+def claim_output_dir(path, command: str, flag: str = "--out", writes=RESULTS_WRITES, inputs=()) -> Path:
     """:func:`check_output_dir`, then create the folder and mark it as written by ``command``."""
     from dialshift.io import claim_owned_folder
 
     return claim_owned_folder(path, RESULTS_MARKER, f"results written by `{command}`; it may write here again",
-                              flag=flag, writes=writes)
+                              flag=flag, writes=writes, inputs=inputs)
 
 
 # ----------------------------------------------------------------------------------------------- reading
