@@ -2,7 +2,8 @@
 
 The top-level folders install under dialshift-specific names, so nothing generic lands in site-packages:
 ``dataset_scripts/`` (the families shipped with dialshift) as ``dialshift_families``, ``hub_cards/`` (card templates
-and the leaderboard Space) as ``dialshift_cards``, ``metrics/`` (the evaluate modules) as ``dialshift_metrics``.
+and the leaderboard Space) as ``dialshift_cards``, ``metrics/`` (the evaluate modules) as ``dialshift_metrics``,
+``trainers/`` (the training scripts; the GPU bundle carries the ranker's) as ``dialshift_trainers``.
 Every folder below them is found as a (namespace) package, so a new subpackage or data folder needs no edit here.
 """
 
@@ -10,7 +11,7 @@ from setuptools import find_namespace_packages, setup
 
 #: Installed package -> source folder.
 PACKAGE_DIR = {"dialshift": "dialshift", "dialshift_families": "dataset_scripts", "dialshift_cards": "hub_cards",
-               "dialshift_metrics": "metrics"}
+               "dialshift_metrics": "metrics", "dialshift_trainers": "trainers"}
 
 
 def packages() -> list[str]:

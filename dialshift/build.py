@@ -12,6 +12,7 @@ re-read); the folder is replaced atomically, and files in it that dialshift did 
 empty folder or one dialshift built is accepted as ``out``; two builds into one folder wait for each other and merge.
 """
 
+import copy
 import dataclasses
 import time
 from collections.abc import Iterable, Mapping
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from dialshift.arguments import MAX_SEED
 from dialshift.errors import DialshiftError
+from dialshift.identity import IDENTITY_KEY, config_identity
 
 #: Where ``dialshift build`` writes when no ``--out`` is given.
 DEFAULT_OUT = "build/dialshift"
@@ -72,6 +74,36 @@ def family_options(family, given) -> object:
     return options
 
 
+def raw_corpus_checksums(data_dir, source_names) -> dict:
+    """``{corpus: {"checksum": "sha256:...", "matches_manifest": bool}}`` of the raw corpora the sources
+    ``source_names`` read (see :func:`dialshift.sources.manifest.folder_checksum`)."""
+    from dialshift.sources import sources
+    from dialshift.sources.manifest import folder_checksum, shipped_manifest
+
+    manifest, known = shipped_manifest(), sources()
+    corpora = sorted({known[name].path.split("/")[0] for name in source_names if name in known})
+    return {corpus: folder_checksum(data_dir, manifest[corpus]) for corpus in corpora if corpus in manifest}
+
+
+def _refuse_mixed_options(out: Path, kept, owner, metadata: dict, recorded: dict) -> None:
+    """Refuse to keep configs of a family built now that were built with other options or another seed: a folder
+    holds one set of options per family."""
+    from dialshift.identity import MixedOptionsError, differences, recorded_identity
+
+    now = {}
+    for entry in metadata.values():
+        now.setdefault(entry[IDENTITY_KEY]["family"], entry[IDENTITY_KEY])
+    clashes = [name for name in kept if owner.get(name) in now and
+               differences(recorded_identity(recorded.get(name)), now[owner[name]]) != "the same options"]
+    if clashes:
+        first = clashes[0]
+        shown = ", ".join(clashes[:4]) + (f" and {len(clashes) - 4} more" if len(clashes) > 4 else "")
+        raise MixedOptionsError(
+            f"{out} holds {shown} built with other options than this build (folder vs this build: "
+            f"{differences(recorded_identity(recorded.get(first)), now[owner[first]])}); a folder holds one set of "
+            f"options per family: rebuild those configs too (add them to --config) or build into another --out")
+
+
 def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT_OUT,
           options: Mapping[str, object] | None = None, *, families: str | Iterable[str] | None = None,
           num_proc: int = 1, seed: int = 0, progress: bool = True) -> BuildSummary:
@@ -93,6 +125,7 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     from dialshift.hub.ownership import check_output_folder
     from dialshift.hub.reading import declared_configs, folder_metadata
     from dialshift.hub.writing import write_hub_folder
+    from dialshift.sources import recording_reads
 
     if not isinstance(num_proc, int) or num_proc < 1:
         raise DialshiftError(f"num_proc must be at least 1, got {num_proc}")
@@ -111,17 +144,22 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     out = check_output_folder(out, protected=[data_dir],
                               rebuilding=[config.name for chosen in selection.values() for config in chosen])
     start = time.perf_counter()
-    built, metadata = {}, {}
+    built, metadata, chosen = {}, {}, {}
     for family_name, family_configs in selection.items():
         family = registered[family_name]
+        chosen[family_name] = family_options(family, options.get(family_name))
         context = registry.BuildContext(data_dir=data_dir, num_proc=num_proc, seed=seed, progress=progress,
-                                        options=family_options(family, options.get(family_name)),
-                                        requested=patterns or None)
-        result = family.build(family_configs, context)
+                                        options=chosen[family_name], requested=patterns or None)
+        with recording_reads() as read:
+            result = family.build(family_configs, context)
+        corpora = raw_corpus_checksums(data_dir, read)
         built.update(result.datasets)
         declared = {config.name: config for config in family_configs}
         for name in result.datasets:
-            metadata[name] = {"config": declared[name].to_dict(), "facts": result.facts.get(name, {})}
+            config = declared[name].to_dict()
+            metadata[name] = {"config": config, "facts": result.facts.get(name, {}),
+                              "raw_corpora": copy.deepcopy(corpora),
+                              IDENTITY_KEY: config_identity(family_name, chosen[family_name], seed, config)}
     if not built:
         raise DialshiftError("no config was built; check the family/config selection (see `dialshift configs`)")
     owner = {config.name: family.name for family in registered.values() for config in family.configs()}
@@ -130,6 +168,7 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     with folder_lock(out):
         present = declared_configs(out) if (out / README).is_file() else {}
         kept = [name for name in present if name not in built]
+        _refuse_mixed_options(out, kept, owner, metadata, folder_metadata(out))
         facts = {**{name: entry.get("facts", {}) for name, entry in folder_metadata(out).items() if name in kept},
                  **{name: entry["facts"] for name, entry in metadata.items()}}
         cards = []

@@ -9,7 +9,7 @@ bare with torch, transformers, accelerate, pyarrow and scikit-learn, and brings 
     BUNDLE/backbone/          the backbone's weights in fp16 (upcast to fp32 on arrival), config and tokenizer
     BUNDLE/data/              a slim folder (dialshift.ranking.data.write_slim_folder): zstd parquet, strings once,
                               the training split reduced to the gold responses
-    BUNDLE/trainers/          trainers/ranker.py (a script of the repository, not of the package)
+    BUNDLE/trainers/          the ranker trainer (trainers/ranker.py, installed as dialshift_trainers)
     BUNDLE/wheels/            wheels of what the remote lacks (datasets, evaluate, nltk, dill, multiprocess, fsspec,
                               for Python 3.10-3.13) and of dialshift itself
 
@@ -30,11 +30,8 @@ precision moves the metrics less than the seeds do).
 
 import hashlib
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +47,8 @@ PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 WEIGHTS_FILE = "model.safetensors.zst"
 BACKBONE_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 DEFAULT_WORK = "/tmp/dialshift-gpu-work"
-ROOT = Path(__file__).resolve().parents[1]
+#: The files of the trainers (``trainers/``, installed as ``dialshift_trainers``) a bundle carries.
+TRAINER_FILES = ("__init__.py", "ranker.py")
 
 #: Throughputs on one H100 measured in issue 16 (the plain loop and the model-side scoring figures); the
 #: estimates of :func:`plan` use them. ``train_steps_per_second`` is the target of the library path (the plain
@@ -169,35 +167,35 @@ def upcast_backbone(bundle: Path, work: Path) -> Path:
 
 def build_wheels(out: Path, packages=WHEEL_PACKAGES, python_versions=PYTHON_VERSIONS, cache: Path | None = None,
                  progress: bool = True) -> list[str]:
-    """``pip wheel --no-deps`` of this dialshift checkout and ``pip download --no-deps`` of ``packages`` at their
-    installed versions, for each of ``python_versions`` (pure-Python wheels are shared). ``cache``: a folder of
-    wheels already downloaded, used before the network."""
-    out.mkdir(parents=True, exist_ok=True)
-    if not (ROOT / "pyproject.toml").is_file():
-        raise DialshiftError(f"{ROOT}: not a dialshift source checkout; `dialshift bundle create` builds the "
-                             "dialshift wheel from the repository")
-    pip = [sys.executable, "-m", "pip"]
+    """dialshift's wheel (:func:`dialshift.wheels.dialshift_wheel`: from the source checkout, else repacked from the
+    installed package) and ``pip download --no-deps`` of ``packages`` at their installed versions, for each of
+    ``python_versions`` (pure-Python wheels are shared). ``cache``: a folder of wheels already downloaded, used
+    before the network."""
+    from dialshift.wheels import dialshift_wheel, download_wheels
 
-    def call(args, what):
-        result = subprocess.run([*pip, *args], capture_output=True, text=True)
-        if result.returncode:
-            tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise DialshiftError(f"pip could not {what} ({tail[0]}); check the network or pass --wheel-cache")
-
-    call(["wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], "build the dialshift "
-         "wheel")
-    for package in packages:
-        try:
-            version = importlib_metadata.version(package)
-        except importlib_metadata.PackageNotFoundError as error:
-            raise DialshiftError(f"{package} is not installed here; install dialshift's requirements first") from error
-        for python in python_versions:
-            links = ["--no-index", "--find-links", str(cache)] if cache else []
-            call(["download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", python, *links,
-                  "-d", str(out), f"{package}=={version}"], f"download {package}=={version} for Python {python}")
-        if progress:
-            print(f"wheels: {package}=={version}")
+    dialshift_wheel(out)
+    download_wheels(out, packages, python_versions, cache=cache, progress=progress)
     return sorted(p.name for p in out.glob("*.whl"))
+
+
+def copy_trainer(out: Path) -> None:
+    """The ranker trainer into ``out``, where a step runs it by path: ``trainers/`` of the source checkout the running
+    dialshift comes from, else the installed ``dialshift_trainers`` (the same files)."""
+    from importlib import resources
+
+    from dialshift.wheels import source_checkout
+
+    checkout = source_checkout()
+    if checkout is not None:
+        source = checkout / "trainers"
+    else:
+        try:
+            source = resources.files("dialshift_trainers")
+        except ModuleNotFoundError:
+            raise DialshiftError("dialshift_trainers (the trainers) is not installed; reinstall dialshift") from None
+    out.mkdir()
+    for name in TRAINER_FILES:
+        (out / name).write_bytes(source.joinpath(name).read_bytes())
 
 
 RUNNER = """#!/usr/bin/env bash
@@ -257,9 +255,7 @@ def _assemble(dataset, out: Path, protocol: "Protocol", backbone, wheels, wheel_
     splits = {name: ["test"] for name in protocol.test_configs}
     splits[protocol.train_config] = ["train", "validation", *splits.get(protocol.train_config, [])]
     slim = write_slim_folder(dataset, out / "data", splits)
-    (out / "trainers").mkdir()
-    for name in ("__init__.py", "ranker.py"):
-        shutil.copy2(ROOT / "trainers" / name, out / "trainers" / name)
+    copy_trainer(out / "trainers")
     wheel_names = build_wheels(out / "wheels", wheel_packages if wheels else (), cache=wheel_cache,
                                progress=progress)
     bundle_id = content_id(out)

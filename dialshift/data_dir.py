@@ -1,5 +1,6 @@
 """Where dialshift reads and caches: the raw corpora (``--data-dir``, else ``$DIALSHIFT_DATA_DIR``, else
-``../shared/data`` if it exists) and its cache (``$DIALSHIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialshift``, i.e.
+``../shared/data`` if it exists, else ``<cache>/data``, where ``dialshift download`` writes by default) and its cache
+(``$DIALSHIFT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialshift``, i.e.
 ``~/.cache/dialshift``: the prepared WordNet, configs built on demand by :func:`dialshift.load_dataset`)."""
 
 import os
@@ -17,9 +18,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_DIR_ENV) or xdg / "dialshift").expanduser()
 
 
+def download_dir() -> Path:
+    """Where ``dialshift download`` puts the raw corpora when neither ``--data-dir`` nor ``$DIALSHIFT_DATA_DIR`` is
+    given: ``<cache>/data``."""
+    return cache_dir() / "data"
+
+
 def _default_candidates():
     here = Path(__file__).resolve().parent.parent  # the repository root in a source checkout
-    return [Path.cwd() / ".." / "shared" / "data", here / ".." / "shared" / "data"]
+    return [Path.cwd() / ".." / "shared" / "data", here / ".." / "shared" / "data", download_dir()]
 
 
 def resolve_data_dir(data_dir=None) -> Path:
@@ -33,9 +40,11 @@ def resolve_data_dir(data_dir=None) -> Path:
             raise DialshiftError(f"data directory {path} ({source}) is a file, not a directory; point {source} at the "
                                  f"folder that holds the raw corpora")
         if not path.is_dir():
-            raise DialshiftError(f"data directory {path} does not exist; pass --data-dir or set {ENV_VAR}")
+            raise DialshiftError(f"data directory {path} does not exist ({source}); fetch the raw corpora into it "
+                                 f"with `dialshift download --data-dir {path}`, or point {source} at them")
         return path.resolve()
     for candidate in _default_candidates():
         if candidate.is_dir():
             return candidate.resolve()
-    raise DialshiftError(f"no raw data directory found; pass --data-dir DIR or set {ENV_VAR}=DIR (e.g. ../shared/data)")
+    raise DialshiftError(f"no raw data directory found; fetch the raw corpora with `dialshift download` (into "
+                         f"{download_dir()}), or pass --data-dir DIR / set {ENV_VAR}=DIR")

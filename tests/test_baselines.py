@@ -60,13 +60,13 @@ def full_document(tmp_path_factory, full_build):
     for name, config in sorted(configs.items()):
         rows = random_predictions(full_build, config, rng)
         (predictions / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return configs, score_directory(predictions, ScoringSettings(full_build, replicates=20))
+    return configs, score_directory(predictions, ScoringSettings(full_build, replicates=20)), predictions
 
 
 @pytest.mark.data
 @pytest.mark.slow
 def test_full_build_differences_follow_the_declared_baselines(full_document):
-    configs, document = full_document
+    configs, document, _ = full_document
     assert set(document["results"]) == set(configs)
     differences = document["differences"]
     for name, by_base in differences.items():
@@ -98,9 +98,25 @@ def test_full_build_differences_follow_the_declared_baselines(full_document):
 def test_full_build_report_prints_no_difference_without_shared_ids(full_document, tmp_path):
     from dialshift.scoring.report import render_markdown
 
-    _, document = full_document
+    _, document, _ = full_document
     text = render_markdown({"random": document})
     assert "| ic_2of6 | ic_0of6 (control) | 2,472 |" in text and "| ic_2of6 | dailydialog (corpus) | 2,472 |" in text
     assert "- `dailydialog_distract_random_0.5` vs `dailydialog` (corpus): no instance id in common" in text
     assert "| dailydialog_distract_random_0.5 | " not in text.split("## DailyDialog: random")[1].split("Paired")[1]
     assert "ubuntu (corpus)" not in text.split("## DailyDialog: random")[1].split("##")[0]
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_full_build_config_scored_alone_gets_the_intervals_of_the_full_submission(full_build, full_document):
+    """The bootstrap counts an id the same whatever else is scored: ``ic_2of6`` alone gets byte-identical intervals,
+    and scored with its two baselines the same paired differences as in the full submission."""
+    from dialshift.scoring.pipeline import score_files
+
+    _, document, predictions = full_document
+    settings = ScoringSettings(full_build, replicates=20)
+    alone = score_files({"ic_2of6": predictions / "ic_2of6.jsonl"}, settings)
+    assert json.dumps(alone["intervals"]["ic_2of6"]) == json.dumps(document["intervals"]["ic_2of6"])
+    trio = score_files({name: predictions / f"{name}.jsonl" for name in ("ic_2of6", "ic_0of6", "dailydialog")},
+                       settings)
+    assert json.dumps(trio["differences"]["ic_2of6"]) == json.dumps(document["differences"]["ic_2of6"])

@@ -27,14 +27,43 @@ def test_build_returns_what_it_built_and_kept(data, tmp_path, capsys):
     first = build("toy_swap_*", data, out, progress=False)
     assert isinstance(first, BuildSummary)
     assert first.folder == out.absolute() and first.built == ("toy_swap_0.5", "toy_swap_1.0") and first.kept == ()
-    second = build(["toy"], data, out, {"toyfam": {"toy_cases": 6}}, progress=False)
+    second = build(["toy"], data, out, progress=False)
     assert second.built == ("toy",) and second.kept == ("toy_swap_0.5", "toy_swap_1.0")
     assert second.configs == ("toy", "toy_swap_0.5", "toy_swap_1.0")
     assert dict(second.family_of) == dict.fromkeys(second.configs, "toyfam")
     assert capsys.readouterr().out == ""  # the library prints nothing; the CLI prints the summary
     import datasets
 
-    assert len(datasets.load_dataset(str(out), "toy", split="test")) == 6
+    assert len(datasets.load_dataset(str(out), "toy", split="test")) == 40
+    third = build(["toy", "toy_swap_*"], data, out, {"toyfam": {"toy_cases": 6}}, progress=False)
+    assert third.built == ("toy", "toy_swap_0.5", "toy_swap_1.0") and third.kept == ()
+
+
+def test_a_folder_never_mixes_configs_built_with_other_options(data, tmp_path):
+    from dialshift.hub import folder_metadata, validate_hub_folder
+
+    out = tmp_path / "out"
+    build("toy_swap_*", data, out, progress=False)
+    before = {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()}
+    for options, seed, difference in (({"toyfam": {"toy_cases": 6}}, 0, "toy_cases 40 vs 6"),
+                                      (None, 1, "seed 0 vs 1")):
+        with pytest.raises(DialshiftError, match=rf"holds toy_swap_0.5, toy_swap_1.0 built with other options than "
+                                                 rf"this build \(folder vs this build: {difference}\)"):
+            build("toy", data, out, options, seed=seed, progress=False)
+        assert {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()} == before
+    identities = {name: entry["identity"] for name, entry in folder_metadata(out).items()}
+    assert identities["toy_swap_0.5"]["options"] == {"toy_cases": 40, "toy_model": None}
+    assert identities["toy_swap_0.5"]["options_digest"] != identities["toy_swap_1.0"]["options_digest"]
+    other = build("toy_swap_0.5", data, tmp_path / "other", {"toyfam": {"toy_cases": 6}}, progress=False)
+    assert folder_metadata(other.folder)["toy_swap_0.5"]["identity"]["options_digest"] != \
+        identities["toy_swap_0.5"]["options_digest"]
+    assert validate_hub_folder(out).ok
+    card = out / "README.md"
+    assert card.read_text().count("toy_cases: 40") == 2
+    card.write_text(card.read_text().replace("toy_cases: 40", "toy_cases: 6", 1))  # one config's options edited
+    problems = validate_hub_folder(out).problems
+    assert any("options_digest" in line and "is not the digest of the options it records" in line for line in problems)
+    assert any("family 'toyfam' has configs built with different options" in line for line in problems)
 
 
 def test_the_cli_and_the_library_write_the_same_bytes(data, tmp_path, capsys):

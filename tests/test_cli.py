@@ -2,6 +2,7 @@
 
 import datasets
 import pytest
+from conftest import one_line_error
 
 from dialshift import registry
 from dialshift.cli import main
@@ -16,12 +17,6 @@ def toy_family(toy_plugin, monkeypatch, tmp_path):
 def build(*argv):
     """``dialshift build`` of the toy family only (the installed families are found too)."""
     return main(["build", "--family", "toyfam", "--no-progress", *argv])
-
-
-def one_line_error(capsys):
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    return err[0]
 
 
 def test_the_toy_family_is_found_through_its_entry_point_only(toy_plugin):
@@ -81,10 +76,13 @@ def test_rebuilding_one_config_keeps_the_others_without_rewriting_them(tmp_path,
     assert build("--out", str(out)) == 0
     kept_file = out / "toy" / "test-00000-of-00001.parquet"
     before = (kept_file.read_bytes(), kept_file.stat().st_mtime_ns)
-    assert build("--out", str(out), "--config", "toy_swap_0.5", "--seed", "7") == 0
+    rebuilt = out / "toy_swap_0.5" / "test-00000-of-00001.parquet"
+    rebuilt_before = rebuilt.stat().st_mtime_ns
+    assert build("--out", str(out), "--config", "toy_swap_0.5", "--seed", "7") == 2  # would mix seeds: refused
+    assert "(folder vs this build: seed 0 vs 7)" in capsys.readouterr().err
+    assert build("--out", str(out), "--config", "toy_swap_0.5") == 0
     assert "(kept)" in capsys.readouterr().out
-    assert datasets.load_dataset(str(out), "toy_swap_0.5")["test"]["seed"][:3] == [7, 7, 7]
-    assert datasets.load_dataset(str(out), "toy")["test"]["seed"][:3] == [0, 0, 0]
+    assert rebuilt.stat().st_mtime_ns != rebuilt_before
     assert (kept_file.read_bytes(), kept_file.stat().st_mtime_ns) == before  # copied, not re-written
     from dialshift.hub import folder_metadata
 
@@ -164,8 +162,8 @@ def test_push_dry_run_lists_the_upload(tmp_path, capsys):
     capsys.readouterr()
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "would upload 5 files to datasets/org/dialshift" in printed
-    assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed
+    assert "would upload 9 files to datasets/org/dialshift" in printed  # the card, 4 parquet and 4 provenance files
+    assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed and "toy_swap_0.5/dialshift_provenance.json" in printed
 
 
 def test_score_and_plots_work_for_the_plug_in_family(tmp_path, capsys):

@@ -414,3 +414,49 @@ def test_uw_audit_samples_are_the_documented_ones(raw_data_dir):
                  for item in sample_replacements(rows, UW_AUDIT_SIZE, UW_AUDIT_SEED)]
         assert [item[:3] for item in tables[title]] == drawn, title
         assert sum(item[3] == "yes" for item in tables[title]) == UW_AUDIT[(rules, name)], title
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_rows_regenerate_from_their_shift_column(built, raw_data_dir):
+    """A seeded sample of rows of every shifted config, rebuilt from the row's ``shift`` column alone (with the
+    training vocabulary's synonym table) through the public Shift API, from the unshifted row of the same id."""
+    import random
+
+    from dialshift.shifts import InstanceRandom, shift_from_description
+    from dialshift.shifts.replace import SynonymTable
+    from dialshift.shifts.words import Vocabulary
+    from dialshift.wordnet import load_wordnet
+
+    train = [turn for dialogue in SOURCE.load(raw_data_dir)["train"] for turn in dialogue.turns]
+    synonyms = SynonymTable(load_wordnet(), Vocabulary.from_texts(train))
+    unshifted = {row["id"]: row for row in built["dailydialog"]["test"]}
+    assert all(row["shift"] is None for row in unshifted.values())
+    for name in CONFIGS[1:]:
+        rows = built[name]["test"]
+        for index in random.Random(name).sample(range(len(rows)), 20):
+            row = rows[index]
+            description = row["shift"]
+            resources = {"synonyms": synonyms} if description["name"] in ("uw", "kw") else {}
+            shift = shift_from_description(description, **resources)
+            again = shift.apply(unshifted[row["id"]]["context"], InstanceRandom(description["seed"], row["id"]))
+            assert list(again.context) == row["context"], (name, row["id"])
+            assert [dict(item._asdict()) for item in again.replacements] == row["replacements"]
+
+
+@pytest.mark.data
+@pytest.mark.wordnet
+@pytest.mark.slow
+def test_readme_path_reproduces_published_uw(built):
+    """The README's path (vocabulary from the training contexts and gold responses, shift_dataset, seed 0) on the
+    dailydialog config gives the published uw_0.30 rows exactly."""
+    from dialshift.custom import training_texts
+    from dialshift.shifts import UnknownWord, shift_dataset
+
+    unknown = UnknownWord.for_corpus(training_texts(built["dailydialog"]["train"]), ratio=0.3)
+    shifted = shift_dataset(built["dailydialog"]["test"], unknown, seed=0)
+    published = built["uw_0.30"]["test"]
+    assert shifted["id"] == published["id"]
+    assert shifted["context"] == published["context"] and shifted["replacements"] == published["replacements"]
+    assert shifted["shift"] == published["shift"]

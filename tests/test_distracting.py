@@ -42,8 +42,8 @@ def test_fixed_positions_insert_one_block(position, slot):
 def test_middle_of_odd_history_and_min_history():
     shift = DistractingInsertion(sentences=SENTENCES, position="middle", min_history=2)
     assert shift.apply(("a", "b", "c", "q"), InstanceRandom(0, "x")).context == ("a", *SENTENCES, "b", "c", "q")
-    assert shift.apply(("a", "q"), InstanceRandom(0, "x")) is None
-    assert DistractingInsertion(sentences=SENTENCES).apply(("q",), InstanceRandom(0, "x")) is None
+    assert shift.apply(("a", "q"), InstanceRandom(0, "x")).reason == "too_few_turns"
+    assert DistractingInsertion(sentences=SENTENCES).apply(("q",), InstanceRandom(0, "x")).reason == "too_few_turns"
 
 
 def test_random_insertion_probability_and_uniform_slots():
@@ -56,7 +56,8 @@ def test_random_insertion_probability_and_uniform_slots():
         n = 3000
         for i in range(n):
             result = shift.apply(("a", "b", "c", "q"), InstanceRandom(7, f"i{i}"))
-            count = 0 if result is None else sum(result.inserted_mask)
+            count = sum(result.inserted_mask) if result else 0
+            assert result or result.reason == "nothing_inserted"
             kept[count] += 1
             if count == 1:
                 first_slots[result.inserted_mask.index(1)] += 1
@@ -262,3 +263,28 @@ def test_ubuntu_irc_sentences_are_absent_and_positions_hold(raw_data_dir):
     rows = family.build([config], BuildContext(data_dir=raw_data_dir, progress=False, options=DistractingOptions()))
     test = rows.datasets[config.name]["test"]
     assert all(row["distractor_mask"][-2:] == [1, 1] for row in test.select(range(50)))
+
+
+def test_rows_regenerate_from_their_shift_column(tmp_path):
+    """A sample of rows of every shifted config, rebuilt from the row's ``shift`` column alone (with the family's
+    pool or fixed sentences) through the public Shift API, from the unshifted row of the same id."""
+    from dialshift_families.distracting import corpora
+
+    from dialshift.shifts import DistractionPool, shift_from_description
+
+    train_csv = write_lowe(tmp_path / "lowe")
+    result = build(train_csv, UBUNTU)
+    unshifted = {row["id"]: row for row in result.datasets["ubuntu"]["test"]}
+    assert all(row["shift"] is None for row in unshifted.values())
+    pool = DistractionPool(corpora.lowe_csv(str(train_csv), 10).dialogues["train"])
+    checked = 0
+    for name in UBUNTU[1:]:
+        sentences = result.facts[name].get("sentences")
+        for row in list(result.datasets[name]["test"])[:5]:
+            description = row["shift"]
+            resources = {"sentences": sentences} if sentences else {"pool": pool}
+            shift = shift_from_description(description, stream=description["key"], **resources)
+            again = shift.apply(unshifted[row["id"]]["context"], InstanceRandom(description["seed"], row["id"]))
+            assert list(again.context) == row["context"]
+            checked += 1
+    assert checked >= 15

@@ -4,6 +4,7 @@ import shutil
 
 import datasets
 import pytest
+from conftest import tree
 
 from dialshift import hub
 from dialshift.errors import DialshiftError
@@ -127,8 +128,10 @@ def test_upload_plan_lists_card_and_declared_parquet(folder):
     assert hub.upload_plan(folder) == [
         "README.md",
         "toy_shift_0.5/test-00000-of-00001.parquet",
+        "toy_shift_0.5/dialshift_provenance.json",
         "toy_source/test-00000-of-00001.parquet",
         "toy_source/train-00000-of-00001.parquet",
+        "toy_source/dialshift_provenance.json",
     ]
 
 
@@ -139,11 +142,6 @@ def test_push_refuses_an_invalid_folder(folder):
 
 
 # ----------------------------------------------------------------------------------------------- safety
-
-
-def tree(folder):
-    """``{relative path: bytes}`` of every file under ``folder`` (symlinks to files read through)."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_the_folder_carries_a_marker_listing_the_files_the_builder_wrote(folder):
@@ -207,6 +205,20 @@ def test_the_card_records_a_fingerprint_per_file_and_keeps_it_for_kept_configs(f
     hub.write_hub_folder(folder, {"other": make_configs()["toy_shift_0.5"]}, CARD, keep=["toy_source"],
                          progress=False)
     assert hub.folder_metadata(folder)["toy_source"]["files"] == recorded
+
+
+def test_a_fingerprint_difference_says_what_changed(folder):
+    from dialshift.hub.fingerprints import fingerprint_difference
+
+    path = folder / "toy_source" / "train-00000-of-00001.parquet"
+    recorded = hub.file_fingerprint(path)
+    assert fingerprint_difference(path, recorded) is None
+    data = bytearray(path.read_bytes())
+    data[10] ^= 1
+    path.write_bytes(bytes(data))
+    assert fingerprint_difference(path, recorded) == "same size, new sha256"
+    path.write_bytes(bytes(data) + b"x")
+    assert fingerprint_difference(path, recorded) == f"{recorded['size'] + 1:,} bytes, recorded {recorded['size']}"
 
 
 def test_a_changed_file_fails_validation_and_cannot_be_kept(folder):

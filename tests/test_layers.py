@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Source folders and the package name each installs as.
-PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts"}
+PACKAGES = {"dialshift": ROOT / "dialshift", "dialshift_families": ROOT / "dataset_scripts",
+            "dialshift_trainers": ROOT / "trainers"}
 
 #: The layers, lowest first: a part may import its own layer and the layers below, never one above. A part is a
 #: top-level module or subpackage of dialshift (``dialshift.shifts`` holds every ``dialshift.shifts.*``).
@@ -21,13 +22,16 @@ LAYERS = (
     # The version, the error type, atomic writes, paths, typed config declarations, fork-pool helpers, one tokenizer,
     # checked argparse types: what everything else may use.
     ("dialshift", "dialshift.errors", "dialshift.io", "dialshift.data_dir", "dialshift.configs", "dialshift.parallel",
+     "dialshift.identity",
      "dialshift.text", "dialshift.arguments"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts"),
-    # Data: raw-corpus readers and the seeded shifts applied to them.
-    ("dialshift.sources", "dialshift.shifts"),
+    # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
+    ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
     ("dialshift.registry",),
+    # What a push publishes beside a folder's files (options digests, raw-corpus checksums) and the card shows.
+    ("dialshift.provenance",),
     # Hub dataset folders, one job per module, lowest first: names and paths, the lock and carrying foreign files;
     # reading a folder (marker, card, data files, fingerprints) and which folders a build may replace; rendering
     # the card, writing and validating a folder; pushing datasets and Spaces, and the package re-exporting them.
@@ -41,12 +45,14 @@ LAYERS = (
     ("dialshift.scoring",),
     # Training models, and running rankers over datasets (which scores through dialshift.scoring).
     ("dialshift.training", "dialshift.ranking"),
-    # The library entry points: build a folder, load a config, publish results, bundle runs and their returned files.
-    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned"),
+    # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
+    # and the wheels they carry; your own shifted configs as a folder.
+    ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
+     "dialshift.wheels", "dialshift.custom"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
-    # The families shipped with dialshift: plug-ins on top of the core.
-    ("dialshift_families",),
+    # The families and the trainers shipped with dialshift: plug-ins on top of the core.
+    ("dialshift_families", "dialshift_trainers"),
 )
 
 #: Known exceptions, each to be removed when fixed (the tests fail when one no longer occurs): the scoring-task

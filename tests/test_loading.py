@@ -102,19 +102,29 @@ def hub_cache_snapshot(repo_id: str, mirror: Path) -> Path:
     return repo
 
 
+def pushed_toy_folder(root: Path, monkeypatch, repo_id: str) -> tuple[Path, Path]:
+    """``(folder, mirror)``: the toy family built into ``root/built`` and pushed to ``repo_id`` on a fake Hub whose
+    files land in ``root/mirror``."""
+
+    folder, mirror = root / "built", root / "mirror"
+    assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: MirrorApi(mirror))
+    assert main(["push", str(folder), "--repo-id", repo_id]) == 0
+    return folder, mirror
+
+
 def test_every_usage_line_of_the_built_card_works(offline_cache, monkeypatch):
     import datasets
 
     from dialshift import hub
 
-    folder = offline_cache / "built"
-    assert main(["build", "--family", "toyfam", "--no-progress", "--out", str(folder)]) == 0
-    mirror = offline_cache / "mirror"
-    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: MirrorApi(mirror))
-    assert main(["push", str(folder), "--repo-id", "org/dialshift-pushed"]) == 0
+    folder, mirror = pushed_toy_folder(offline_cache, monkeypatch, "org/dialshift-pushed")
     assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == \
-        hub.upload_plan(folder)
+        sorted(hub.upload_plan(folder))
     cache_repo = hub_cache_snapshot("org/dialshift-pushed", mirror)
+    for name, entry in hub.folder_metadata(folder).items():
+        provenance = json.loads((mirror / name / "dialshift_provenance.json").read_text())
+        assert provenance["config"] == name and provenance["options_digest"] == entry["identity"]["options_digest"]
 
     card = (folder / "README.md").read_text()
     block = re.search(r"## Usage\n\n```python\n(.*?)```", card, re.S)[1]
@@ -149,3 +159,68 @@ def test_a_metric_module_loads_from_any_folder(tmp_path):
     assert json.loads(result.stdout.strip().splitlines()[-1]) == 0.3
     with pytest.raises(DialshiftError, match="no dialshift metric 'accuracy'"):
         dialshift.metric_path("accuracy")
+
+
+def test_an_explicit_repository_or_revision_is_served_exactly_or_refused(offline_cache, capsys):
+    with pytest.raises(DialshiftError) as error:
+        dialshift.load_dataset("someorg/typo-repo", "toy")
+    message = str(error.value)
+    assert message.startswith("cannot load 'someorg/typo-repo' config 'toy': not in the Hugging Face cache and the "
+                              "Hub is offline") and "\n" not in message
+    assert "available: no revision of someorg/typo-repo in the Hugging Face cache" in message
+    with pytest.raises(DialshiftError, match=r"^cannot load 'someorg/typo-repo' config 'uw_0.30': not in the Hugging "
+                                             r"Face cache and the Hub is offline \(HF_HUB_OFFLINE\); available: "):
+        dialshift.load_dataset("someorg/typo-repo", "uw_0.30")
+    for call in (lambda: dialshift.load_dataset("toy", revision="deadbeef"),
+                 lambda: dialshift.load_dataset("toy", repo_id="someorg/typo-repo"),
+                 lambda: dialshift.load_dataset("someorg/typo-repo", "toy", source="build")):
+        with pytest.raises(DialshiftError):
+            call()
+    assert not loading.cache_folder().exists()  # nothing was built in place of the asked data
+    assert "building" not in capsys.readouterr().err
+
+
+def test_a_hub_revision_is_loaded_at_that_commit_and_says_so(offline_cache, monkeypatch):
+    _, mirror = pushed_toy_folder(offline_cache, monkeypatch, "org/pushed")
+    hub_cache_snapshot("org/pushed", mirror)
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    for data in (dialshift.load_dataset("org/pushed", "toy"), dialshift.load_dataset("org/pushed", "toy",
+                                                                                      revision=commit)):
+        description = data["test"].info.description
+        assert f"from Hugging Face Hub dataset org/pushed at commit {commit}" in description
+        assert f"options {loading.default_identity('toy')}" in description
+    with pytest.raises(DialshiftError, match=r"at revision 'deadbeef': .*available: revisions of org/pushed in the "
+                                             r"Hugging Face cache: main=0123456789ab"):
+        dialshift.load_dataset("org/pushed", "toy", revision="deadbeef")
+    with pytest.raises(DialshiftError, match=r"commit 0123456789ab of org/pushed has no intact config 'toy_model' "
+                                             r"\(it has: toy, toy_swap_0.5, toy_swap_1.0, toy_vote\)"):
+        dialshift.load_dataset("org/pushed", "toy_model")
+
+
+def test_a_build_with_other_options_never_answers_a_default_request(offline_cache, capsys):
+    from dialshift.build import build
+    from dialshift.hub import folder_metadata
+
+    folder = loading.cache_folder()
+    build("toy", None, folder, {"toyfam": {"toy_cases": 6}}, progress=False)  # e.g. `--uw-rules sense` for uw_0.30
+    data = dialshift.load_dataset("toy")
+    assert len(data["test"]) == 40 and "building config 'toy'" in capsys.readouterr().err
+    assert folder_metadata(folder)["toy"]["identity"]["options_digest"] == loading.default_identity("toy")
+    assert "from a local build in" in data["test"].info.description
+    build(["toy", "toy_swap_0.5"], None, folder, {"toyfam": {"toy_cases": 6}}, progress=False)
+    with pytest.raises(DialshiftError, match=r"^the build cache .* holds toy_swap_0.5 built with other options than "
+                                             r"this build .*: remove .* \(it is rebuilt on demand\)"):
+        dialshift.load_dataset("toy")  # rebuilding toy alone would mix options in the folder: refused
+    with pytest.raises(DialshiftError, match="is not built with the default options"):
+        dialshift.load_dataset("toy", build=False)
+
+
+def test_sense_rules_give_uw_configs_another_identity():
+    from dialshift import registry
+    from dialshift.identity import config_identity
+
+    family = registry.families()["dailydialog"]
+    (uw,) = [config for config in family.configs() if config.name == "uw_0.30"]
+    sense = config_identity("dailydialog", family.options_class(uw_rules="sense"), 0, uw.to_dict())
+    assert sense["options"]["uw_rules"] == "sense"
+    assert sense["options_digest"] != loading.default_identity("uw_0.30")

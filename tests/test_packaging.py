@@ -18,10 +18,11 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = Path(__file__).resolve().parent.parent
 #: Source folder -> installed package name.
 FOLDERS = {"dialshift": "dialshift", "dataset_scripts": "dialshift_families", "hub_cards": "dialshift_cards",
-           "metrics": "dialshift_metrics"}
+           "metrics": "dialshift_metrics", "trainers": "dialshift_trainers"}
 #: The parts of the code that may import an extra's dependencies (the rest needs the core dependencies only).
 EXTRA_USERS = {"train": ("dialshift.models", "dialshift.training", "dialshift.ranking", "dialshift.bundle",
-                         "dialshift.arguments"),  # the --device type of `evaluate` imports torch when called
+                         "dialshift.arguments",  # the --device type of `evaluate` imports torch when called
+                         "dialshift_trainers"),
                "leaderboard": ("dialshift_cards.leaderboard",)}
 FIRST_PARTY = {"dialshift", *FOLDERS.values()}
 METRIC_MODULES = ("brier", "das_ratio", "ece", "ood_detection", "open_world_f1", "recall_at_k")
@@ -91,7 +92,7 @@ def test_constraints_pin_exactly_the_declared_dependencies_inside_their_ranges()
 def test_every_folder_installs_under_a_dialshift_name():
     packages = set(runpy.run_path(str(ROOT / "setup.py"), run_name="discovery")["packages"]())
     expected = {"dialshift.leaderboard.templates", "dialshift_families.dailydialog", "dialshift_cards.leaderboard",
-                *(f"dialshift_metrics.{name}" for name in METRIC_MODULES)}
+                "dialshift_trainers", *(f"dialshift_metrics.{name}" for name in METRIC_MODULES)}
     assert expected <= packages
     assert all(name.split(".")[0] in FIRST_PARTY for name in packages)
     assert not [name for name in packages if "__pycache__" in name]

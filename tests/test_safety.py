@@ -72,7 +72,7 @@ def test_a_rebuild_carries_over_every_file_it_did_not_write(built, capsys):
     (built / ".git").mkdir()
     (built / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (built / "toy" / "NOTES.md").write_text("about toy")
-    assert build("--config", "toy_swap_0.5", "--seed", "3", "--out", str(built)) == 0
+    assert build("--config", "toy_swap_0.5", "--out", str(built)) == 0
     files = tree(built)
     assert files["notes.txt"] == b"my notes" and files[".git/HEAD"] == b"ref: refs/heads/main\n"
     assert files["toy/NOTES.md"] == b"about toy"
@@ -208,7 +208,7 @@ def test_push_of_a_partial_folder_keeps_the_remote_configs(tmp_path, fake_api, c
     assert build("--config", "toy", "--out", str(out)) == 0
     assert main(["push", str(out), "--repo-id", "org/dialshift"]) == 0
     assert fake_api.deleted == []
-    assert sorted(fake_api.uploaded) == ["README.md", f"toy/{PARQUET}"]
+    assert sorted(fake_api.uploaded) == ["README.md", "toy/dialshift_provenance.json", f"toy/{PARQUET}"]
     assert capsys.readouterr().out.strip().endswith("https://example.invalid/commit/1")
 
 
@@ -218,8 +218,8 @@ def test_push_dry_run_lists_uploads_and_deletions(tmp_path, fake_api, capsys):
     capsys.readouterr()
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "would upload 2 files" in printed and "would delete 0 remote files" in printed
-    assert "would keep 3 remote parquet files not in this folder" in printed
+    assert "would upload 3 files" in printed and "would delete 0 remote files" in printed
+    assert "would keep 3 remote parquet/provenance files not in this folder" in printed
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run", "--delete-remote-extras"]) == 0
     printed = capsys.readouterr().out
     assert "would delete 3 remote files:" in printed and f"  other_family/{PARQUET}" in printed
@@ -232,6 +232,15 @@ def test_deleting_remote_extras_needs_the_flag_and_spares_other_files(tmp_path, 
     assert build("--config", "toy", "--out", str(out)) == 0
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--delete-remote-extras"]) == 0
     assert fake_api.deleted == [f"other_family/{PARQUET}", f"toy_swap_0.5/{PARQUET}", f"toy_swap_1.0/{PARQUET}"]
+
+
+def test_deleting_remote_extras_deletes_the_provenance_of_configs_not_pushed(tmp_path, monkeypatch):
+    api = FakeHubApi([*REMOTE, "other_family/dialshift_provenance.json", "toy/dialshift_provenance.json"])
+    monkeypatch.setattr("dialshift.hub.push.make_api", lambda token=None: api)
+    out = tmp_path / "hub"
+    assert build("--config", "toy", "--out", str(out)) == 0
+    assert main(["push", str(out), "--repo-id", "org/dialshift", "--delete-remote-extras"]) == 0
+    assert "other_family/dialshift_provenance.json" in api.deleted and "toy/dialshift_provenance.json" in api.uploaded
 
 
 def test_a_symlinked_config_folder_is_uploaded_not_deleted(built, tmp_path, fake_api):

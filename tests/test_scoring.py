@@ -11,7 +11,7 @@ from dialshift.cli import main as cli
 from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.metrics import brier, das_ratio, ece, ood_detection, open_world_f1, recall_at_k
 from dialshift.scoring import ScoringSettings, bootstrap, get_task, score_directory
-from dialshift.scoring.pipeline import check_output_dir
+from dialshift.scoring.pipeline import check_output_dir, score_files
 
 GROUP = ShiftGroup("noise", "Noise", "noise", "Toy noise shift", "noise level")
 CORPUS = Baseline("toyrank", "corpus", "the unshifted toy instances")
@@ -200,6 +200,38 @@ def test_bootstrap_is_seeded_and_paired():
 
 
 # ----------------------------------------------------------------------------------------------- end to end
+
+
+def test_bootstrap_draws_do_not_depend_on_the_other_configs():
+    """A config's replicates are a function of (seed, replicate, id) only: the same alone, beside other configs and
+    in another order; configs holding an id count it alike, so a difference on shared ids stays paired."""
+    values = np.linspace(0.0, 1.0, 260)
+
+    def sample(keys):
+        return bootstrap.Sample(keys, lambda w: {"m": w @ values[keys.astype(np.int64)] / w.sum(axis=-1)}, True)
+
+    a, b = np.arange(0, 80, dtype=np.uint64), np.arange(40, 120, dtype=np.uint64)
+    alone = bootstrap.paired_replicates({"a": sample(a)}, 150, seed=5)["a"]["m"]
+    together = bootstrap.paired_replicates({"b": sample(b), "a": sample(a),
+                                            "c": sample(np.arange(200, 260, dtype=np.uint64))}, 150, seed=5)
+    assert np.array_equal(together["a"]["m"], alone)
+    weights = bootstrap.replicate_weights(a, range(150), seed=5)
+    assert np.array_equal(bootstrap.replicate_weights(a[::-1], range(150), seed=5), weights[:, ::-1])
+    assert np.array_equal(bootstrap.replicate_weights(a, range(100, 150), seed=5), weights[100:])
+    assert not np.array_equal(bootstrap.paired_replicates({"a": sample(a)}, 150, seed=6)["a"]["m"], alone)
+    shared = np.arange(40, 80, dtype=np.uint64)  # a and b restricted to their shared ids: the same statistic
+    paired = bootstrap.paired_replicates({"a@b": sample(shared), "b": sample(b), "b@a": sample(shared)}, 150)
+    assert np.all(paired["a@b"]["m"] - paired["b@a"]["m"] == 0.0) and np.ptp(paired["a@b"]["m"]) > 0
+    weights = bootstrap.replicate_weights(np.arange(1000, dtype=np.uint64), range(200), seed=0)
+    assert abs(weights.mean() - 1.0) < 0.01 and abs(weights.var() - 1.0) < 0.02  # Poisson(1) counts
+    assert abs(np.mean(weights == 0) - np.exp(-1)) < 0.005
+
+
+def test_a_config_scored_alone_gets_the_intervals_it_gets_in_a_full_submission(toy, document):
+    folder, pred_dir, _, _ = toy
+    alone = score_files({"toyrank_n2": pred_dir / "toyrank_n2.jsonl"}, ScoringSettings(folder, replicates=200))
+    assert json.dumps(alone["intervals"]["toyrank_n2"]) == json.dumps(document["intervals"]["toyrank_n2"])
+    assert alone["results"]["toyrank_n2"] == document["results"]["toyrank_n2"]
 
 
 def test_score_document(document):

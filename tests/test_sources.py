@@ -471,7 +471,8 @@ def test_sources_command_reports_each_failure_and_keeps_going(tmp_path, capsys):
     hwu_fixture(tmp_path)
     assert main(["sources", "--data-dir", str(tmp_path), "hwu64", "snips"]) == 2
     captured = capsys.readouterr()
-    rows = {line.split()[0]: line for line in captured.out.splitlines() if line.startswith(("hwu64", "snips"))}
+    table = captured.out.split("\nraw corpora")[0]  # the readers' table (the corpora table follows)
+    rows = {line.split()[0]: line for line in table.splitlines() if line.startswith(("hwu64", "snips"))}
     assert "train 2, validation 2" in rows["hwu64"] and "count mismatch: train 2 (official 8,954)" in rows["hwu64"]
     assert "file not found" in rows["snips"]
     error = captured.err.strip().splitlines()

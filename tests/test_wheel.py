@@ -1,13 +1,16 @@
 """Packaging end to end: `python -m build` gives a wheel and an sdist holding the cards, the page template, the Spaces
 and the metric modules, with no setuptools warning; the wheel installed ALONE into a fresh virtual environment (no
 system or project site-packages: its declared dependencies come from pip's index at the versions of constraints.txt)
-runs `dialshift --help` and `dialshift configs`, loads a metric module from another folder, and builds the toy family
-(a plug-in) and one DailyDialog config from the raw data.
+runs `dialshift --help` and `dialshift configs`, loads a metric module from another folder, builds the toy family
+(a plug-in) and one DailyDialog config from the raw data, and creates a GPU bundle (`dialshift bundle create`) with no
+source checkout.
 
 The build runs isolated (setuptools from pip's index, as for any user). The fresh install takes about a minute of CPU
 (measured: 40 s of user time for the core's ~60 distributions, `--no-compile`); the core needs no torch.
 """
 
+import base64
+import hashlib
 import os
 import re
 import shutil
@@ -23,9 +26,9 @@ pytest.importorskip("build")
 pytestmark = pytest.mark.wheel
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = REPO_ROOT / "tests"
-SHIPPED = ["dialshift_cards/dataset_card.md", "dialshift_cards/leaderboard/app.py",
+SHIPPED = ["dialshift_cards/dataset_card.md", "dialshift_cards/leaderboard/app.py", "dialshift_trainers/ranker.py",
            "dialshift_cards/leaderboard/README.md", "dialshift_cards/leaderboard/requirements.txt",
-           "dialshift/leaderboard/templates/index.html",
+           "dialshift/leaderboard/templates/index.html", "dialshift/sources/manifest.json",
            *(f"dialshift_metrics/{m}/{f}" for m in ("ece", "brier", "recall_at_k", "open_world_f1", "ood_detection",
                                                     "das_ratio")
              for f in (f"{m}.py", "README.md", "app.py", "requirements.txt"))]
@@ -73,7 +76,8 @@ def test_wheel_and_sdist_ship_the_cards_templates_and_metric_modules(dist):
     assert not missing, missing
     with tarfile.open(sdist) as archive:
         members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    tree = {"dialshift_cards": "hub_cards", "dialshift_metrics": "metrics", "dialshift": "dialshift"}
+    tree = {"dialshift_cards": "hub_cards", "dialshift_metrics": "metrics", "dialshift": "dialshift",
+            "dialshift_trainers": "trainers"}
     missing = [name for name in SHIPPED if tree[name.split("/")[0]] + "/" + name.split("/", 1)[1] not in members]
     assert not missing, missing
 
@@ -143,3 +147,36 @@ def test_the_wheel_builds_the_toy_family_and_a_dailydialog_config(fresh, tmp_pat
     assert names == "('ic_0of6',)" and int(count) > 0
     checked = run_in(fresh, tmp_path, "dialshift", "validate", "--partial", str(out))
     assert checked.returncode == 0, checked.stdout[-1000:] + checked.stderr[-1000:]
+
+
+def test_the_wheel_creates_a_gpu_bundle_without_a_source_checkout(dist, fresh, tmp_path):
+    """The trainer comes from the installed dialshift_trainers and dialshift's wheel is repacked from the installed
+    files: the same files as the wheel that was installed. torch, transformers and safetensors (the train extra, too
+    large to install here) come from this interpreter's site-packages, put last on the path."""
+    import sysconfig
+
+    from test_ranker import make_dataset_folder
+
+    wheel, *_ = dist
+    dataset, out = make_dataset_folder(tmp_path / "dataset"), tmp_path / "bundle"
+    code = "import sys; sys.path.append(sys.argv.pop(1)); from dialshift.cli import main; sys.exit(main(sys.argv[1:]))"
+    made = run_in(fresh, tmp_path, "python", "-c", code, sysconfig.get_paths()["purelib"], "bundle", "create",
+                  "--dataset", str(dataset), "--out", str(out), "--model", "tiny", "--seeds", "1", "--dropout-passes",
+                  "1", "--max-length", "32", "--configs", "dailydialog", "--no-wheels", "--no-progress")
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert (out / "trainers" / "ranker.py").read_bytes() == (REPO_ROOT / "trainers" / "ranker.py").read_bytes()
+    (repacked,) = (out / "wheels").glob("*.whl")
+    assert repacked.name == wheel.name
+    with zipfile.ZipFile(wheel) as built, zipfile.ZipFile(repacked) as copy:
+        def files(archive):
+            return {name: archive.read(name) for name in archive.namelist() if not name.endswith(".dist-info/RECORD")}
+
+        assert files(copy) == files(built)
+        record = copy.read(next(name for name in copy.namelist() if name.endswith(".dist-info/RECORD"))).decode()
+        assert sorted(line.split(",")[0] for line in record.splitlines()) == sorted(copy.namelist())
+        for line in record.splitlines():
+            name, digest, size = line.split(",")
+            if digest:  # every file but RECORD itself: its sha256 and size as pip checks them
+                data = copy.read(name)
+                expected = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                assert (digest, int(size)) == (expected, len(data)), name

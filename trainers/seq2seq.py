@@ -155,7 +155,7 @@ class Seq2SeqTask(Task):
             result = None
             if self.shift is not None:
                 result = self.shift.apply(row["context"], InstanceRandom(self.args.seed, f"{row['id']}@{epoch}"))
-            if result is None:
+            if not result:  # no shift, or the shift did not apply (Skipped)
                 examples.append((row["context"], row["response"], [0] * len(row["context"])))
             else:
                 examples.append((list(result.context), row["response"], list(result.inserted_mask)))

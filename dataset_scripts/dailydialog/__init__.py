@@ -182,6 +182,8 @@ def features():
     """The features every DailyDialog config shares (described in ``hub_cards/dailydialog.md``)."""
     from datasets import Features, List, Value
 
+    from dialshift.shifts.dataset import shift_feature
+
     return Features({
         "id": Value("string"),
         "dialogue_id": Value("string"),
@@ -195,6 +197,7 @@ def features():
         "deleted_turns": List(Value("string")),
         "truncated_turns": List(Value("string")),
         "in_train": Value("bool"),
+        "shift": shift_feature(),
     })
 
 

@@ -4,8 +4,9 @@
 computes once the training vocabulary, the known-word list, the source ranking instances and (lazily, cached per word)
 the synonym table, and produces the rows of a config by applying the config's :class:`~dialshift.shifts.Shift` to
 every source instance's context with that instance's :class:`~dialshift.shifts.InstanceRandom`. Rows of shifted
-configs keep the source instance's ``id``, ``candidates`` and ``label``; only ``context`` and the change record
-(``replacements``, ``deleted_turns``) differ.
+configs keep the source instance's ``id``, ``candidates`` and ``label``; only ``context``, the change record
+(``replacements``, ``deleted_turns``) and ``shift`` (the shift's name, stream key, parameters and seed, from which
+:func:`~dialshift.shifts.shift_from_description` rebuilds it; null on the unshifted config) differ.
 """
 
 from collections.abc import Callable
@@ -102,7 +103,7 @@ class DailyDialogShifts:
         overlapping = {dialogue.id for dialogue in self.dialogues[split] if fold(dialogue) in self.train_dialogues}
         for row in rows:
             row.update(context_turns=len(row["context"]), replacements=[], deleted_turns=[], truncated_turns=[],
-                       in_train=row["dialogue_id"] in overlapping)
+                       in_train=row["dialogue_id"] in overlapping, shift=None)
         if self.options.drop_train_overlap and split != "train":
             rows = [row for row in rows if not row["in_train"]]
         return rows
@@ -145,12 +146,12 @@ class DailyDialogShifts:
         shift = self.shift(config)
         if shift is None:
             return self.source_rows(split, part, parts)
-        rows = []
+        rows, description = [], shift.describe(self.options.seed)
         for base in self.source_rows(split):
             result = shift.apply(base["context"], InstanceRandom(self.options.seed, base["id"]))
-            if result is not None:
+            if result:  # else Skipped: the reason the shift did not apply
                 change = {key: value for key, value in result.record().items() if key in base}  # this family's fields
-                rows.append({**base, **change, "context_turns": len(result.context)})
+                rows.append({**base, **change, "context_turns": len(result.context), "shift": description})
         return rows
 
     # --- word importance (App. A.5) ------------------------------------------------------------------------------

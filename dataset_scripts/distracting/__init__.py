@@ -125,6 +125,8 @@ def features():
     """The features every config of the family shares (described in ``hub_cards/distracting.md``)."""
     from datasets import Features, List, Value
 
+    from dialshift.shifts.dataset import shift_feature
+
     return Features({
         "id": Value("string"),
         "dialogue_id": Value("string"),
@@ -134,6 +136,7 @@ def features():
         "distractors": List(Value("string")),
         "context_turns": Value("int32"),
         "truncated_turns": List(Value("string")),
+        "shift": shift_feature(),
     })
 
 
@@ -144,7 +147,7 @@ def to_dataset(rows: list[dict]):
 def plain_row(pair) -> dict:
     return {"id": pair.id, "dialogue_id": pair.dialogue_id, "context": list(pair.context), "response": pair.response,
             "distractor_mask": [0] * (len(pair.context) - 1), "distractors": [], "context_turns": len(pair.context),
-            "truncated_turns": list(pair.truncated)}
+            "truncated_turns": list(pair.truncated), "shift": None}
 
 
 def shifted_rows(pairs, shift: DistractingInsertion, seed: int) -> list[dict]:
@@ -152,11 +155,12 @@ def shifted_rows(pairs, shift: DistractingInsertion, seed: int) -> list[dict]:
     rows = []
     for pair in pairs:
         result = shift.apply(pair.context, InstanceRandom(seed, pair.id))
-        if result is None:
+        if not result:  # Skipped: the reason the shift did not apply
             continue
         mask = list(result.inserted_mask[:-1])
         rows.append({**plain_row(pair), "context": list(result.context), "distractor_mask": mask,
-                     "distractors": [text for text, flag in zip(result.context, mask, strict=False) if flag]})
+                     "distractors": [text for text, flag in zip(result.context, mask, strict=False) if flag],
+                     "shift": shift.describe(seed)})
     return rows
 
 

@@ -6,9 +6,11 @@ def register(subparsers) -> None:
         "push",
         help="upload a built folder to the Hub",
         description=(
-            "Validate a folder written by `dialshift build`, then upload its card and parquet files as a dataset "
-            "repository in one commit. Remote files the folder does not have (e.g. configs pushed from another "
-            "folder) are kept; --delete-remote-extras deletes the remote parquet files the folder does not have. "
+            "Validate a folder written by `dialshift build`, then upload its card, its parquet files and beside each "
+            "config's parquet files a dialshift_provenance.json (options, seed, options digest, the raw corpora's "
+            "licences, sources and file checksums) as a dataset repository in one commit. Remote files the folder "
+            "does not have (e.g. configs pushed from another folder) are kept; --delete-remote-extras deletes the "
+            "remote parquet and provenance files the folder does not have. "
             "Needs a network and a token (--token or `hf auth login`). --dry-run lists the uploads and deletions "
             "instead. --spaces also publishes the metric Spaces and the leaderboard Space."
         ),
@@ -64,7 +66,7 @@ def run(args) -> int:
             for path in plan.deletions:
                 print(f"  {path}")
             if plan.kept_remote:
-                print(f"would keep {len(plan.kept_remote)} remote parquet files not in this folder "
+                print(f"would keep {len(plan.kept_remote)} remote parquet/provenance files not in this folder "
                       f"(--delete-remote-extras deletes them)")
         card = read_card(args.folder)
         print(f"card: {len(card.content):,} characters, configs: {len(card.data.to_dict().get('configs', []))}")

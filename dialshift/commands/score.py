@@ -53,6 +53,11 @@ def register(subparsers) -> None:
                         help="bootstrap seed (default: run.json's, else 0)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a metric option of the task, e.g. ece_bins=15 or oos_label=150 (repeatable)")
+    parser.add_argument("--ids", metavar="FILE",
+                        help="score only these instance ids (one per line): reported as a subset, never ranked")
+    parser.add_argument("--sum-tolerance", type=float, default=None, metavar="TOL",
+                        help="accept probabilities summing to 1 within TOL (e.g. 0.005 for 3 decimals) and "
+                             "renormalise them (default 1e-4, no renormalisation)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
@@ -80,7 +85,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
-    from dialshift.scoring.pipeline import claim_output_dir
+    from dialshift.scoring.pipeline import claim_output_dir, read_ids
 
     predictions = Path(args.predictions)
     out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
@@ -91,9 +96,13 @@ def run(args) -> int:
         if getattr(args, flag) is not None:
             setattr(settings, name, getattr(args, flag))
             given.add(name)
-    if args.option:
+    if args.option or args.sum_tolerance is not None:
         settings.options = parse_options(args.option)
+        if args.sum_tolerance is not None:
+            settings.options["sum_tolerance"] = args.sum_tolerance
         given.add("options")
+    if args.ids:
+        settings.ids, settings.ids_file = read_ids(args.ids), str(args.ids)
     document = score_directory(predictions, settings, given)
     path = write_results(claim_output_dir(out, "dialshift score"), document, plots=not args.no_plots)
     print(f"scored {len(document['results'])} configs: {path} (summary: {out / 'results.md'})")

@@ -11,8 +11,11 @@ def register(subparsers) -> None:
             "Read every raw corpus (or the NAMEs given) from the data directory, count its records the way the "
             "official statistics count them and print one row per corpus or corpus variant: name, path under the "
             "data directory, records per split and status ('ok', or the first problem found, naming the file and "
-            "line). Exits with status 2 if any corpus is missing, corrupt or has other counts. The data directory "
-            "is --data-dir, else $DIALSHIFT_DATA_DIR, else ../shared/data."
+            "line). Then one row per raw corpus folder: its licence, its source repositories at the pinned commits and "
+            "whether every file is present and intact (size and sha256 as the manifest shipped with dialshift "
+            "records them; `dialshift download --corpus NAME` fetches a corpus). Exits with status 2 if any corpus "
+            "is missing, corrupt or has other counts. The data directory is --data-dir, else $DIALSHIFT_DATA_DIR, "
+            "else ../shared/data, else ~/.cache/dialshift/data."
         ),
     )
     parser.add_argument("names", nargs="*", metavar="NAME", help="only these sources (default: all)")
@@ -49,6 +52,29 @@ def _format_counts(counts) -> list[str]:
             lines.append("")
         lines[-1] += f", {item}" if lines[-1] else item
     return lines
+
+
+def corpus_rows(selected, data_dir) -> list[tuple[str, str, str, str]]:
+    """``(corpus, licence, source, status)`` of every corpus folder the ``selected`` sources read."""
+    from dialshift.sources.manifest import corpus_status, shipped_manifest
+
+    manifest = shipped_manifest()
+    folders = sorted({info.path.split("/")[0] for info in selected.values()})
+    return [(name, manifest[name].licence_text, manifest[name].source_text, corpus_status(data_dir, manifest[name]))
+            for name in folders if name in manifest]
+
+
+def print_table(headers, rows) -> None:
+    """Rows of cells under ``headers``, columns padded to their widest cell (the last one not padded)."""
+    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers) - 1)]
+
+    def line(cells):
+        return "  ".join(cell.ljust(width) for cell, width in zip(cells, [*widths, 0], strict=True)).rstrip()
+
+    print(line(headers))
+    print(line(["-" * width for width in [*widths, len(headers[-1])]]))
+    for row in rows:
+        print(line(row))
 
 
 def run(args) -> int:
@@ -89,6 +115,9 @@ def run(args) -> int:
         print("\nnotes:")
         for name, key, text in notes:
             print(f"  {name} ({key}): {text}")
+    print("\nraw corpora (licence, source, files checked against the manifest; fetch: dialshift download --corpus "
+          "NAME):")
+    print_table(("corpus", "licence", "source", "files"), corpus_rows(selected, data_dir))
     failed = [row[0] for row in rows if row[4] != "ok"]
     if failed:
         raise DialshiftError(f"{len(failed)} of {len(rows)} sources failed: {', '.join(failed)} "

@@ -8,6 +8,7 @@ from pathlib import Path
 from dialshift import __version__
 from dialshift.hub.fingerprints import folder_fingerprint
 from dialshift.hub.layout import METADATA_KEY
+from dialshift.provenance import INSTALL_COMMAND, corpus_rows
 
 CARD_TEMPLATE = "dataset_card.md"
 SECTION_START = "<!-- dialshift:family {name} -->"
@@ -73,5 +74,7 @@ def render_card(infos: dict, cards: list[FamilyCard], *, folder: Path, pretty_na
         family_sections="\n\n".join(sections),
         citations=[card.citation.strip() for card in sorted(cards, key=lambda c: c.name) if card.citation.strip()],
         fingerprint=folder_fingerprint(folder),
+        install=INSTALL_COMMAND,
+        raw_corpora=corpus_rows(metadata or {}),
     )
     return str(card).rstrip("\n") + "\n"

@@ -43,13 +43,22 @@ def check_config_files(folder, name: str, splits, recorded: dict | None = None) 
         expected = (recorded or {}).get(relative)
         if not expected:
             continue
-        actual = file_fingerprint(path)
-        if actual != {"size": expected.get("size"), "sha256": expected.get("sha256")}:
-            resized = actual["size"] != expected.get("size")
-            what = f"{actual['size']:,} bytes, recorded {expected.get('size')}" if resized else "same size, new sha256"
-            problems.append(f"{relative}: differs from the fingerprint the card recorded at build time ({what}): "
+        difference = fingerprint_difference(path, expected)
+        if difference:
+            problems.append(f"{relative}: differs from the fingerprint the card recorded at build time ({difference}): "
                             f"changed, or swapped with another config's file; {rebuild_hint(folder, name)}")
     return problems
+
+
+def fingerprint_difference(path, expected: dict) -> str | None:
+    """How the file ``path`` differs from its recorded fingerprint ``expected`` (``{"size", "sha256"}``), in a few
+    words, or ``None`` when it matches."""
+    actual = file_fingerprint(path)
+    if actual == {"size": expected.get("size"), "sha256": expected.get("sha256")}:
+        return None
+    if actual["size"] != expected.get("size"):
+        return f"{actual['size']:,} bytes, recorded {expected.get('size')}"
+    return "same size, new sha256"
 
 
 def folder_fingerprint(folder) -> str:

@@ -1,22 +1,26 @@
-"""Pushing a validated folder to a Hub dataset repository: its card and declared parquet files in one commit;
-remote files are deleted only when asked."""
+"""Pushing a validated folder to a Hub dataset repository: its card, declared parquet files and provenance file
+(options digests, raw-corpus checksums) in one commit; remote files are deleted only when asked."""
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
 from dialshift.hub.layout import README, parquet_name
-from dialshift.hub.reading import declared_configs
+from dialshift.hub.reading import declared_configs, folder_metadata
 from dialshift.hub.validation import validate_hub_folder
+from dialshift.provenance import PROVENANCE_FILE, provenance_bytes
 
 
 def upload_plan(folder) -> list[str]:
-    """The exact files :func:`push_hub_folder` uploads (relative paths, sorted): the card and declared parquet."""
+    """The exact files :func:`push_hub_folder` uploads (relative paths): the card, then per config its declared
+    parquet files and its provenance file (:mod:`dialshift.provenance`, written at push time)."""
     folder = Path(folder)
     files = [README]
     for name, splits in sorted(declared_configs(folder).items()):
         files.extend(f"{name}/{parquet_name(split)}" for split in sorted(splits))
+        files.append(f"{name}/{PROVENANCE_FILE}")
     return files
 
 
@@ -57,7 +61,8 @@ def push_plan(folder, repo_id: str, *, api, revision=None, delete_remote_extras:
               strict: bool = True) -> PushPlan:
     """Compare the folder's :func:`upload_plan` with the remote repository's files.
 
-    Remote parquet files the folder does not have are kept unless ``delete_remote_extras``; other remote files
+    Remote parquet and provenance files the folder does not have are kept unless ``delete_remote_extras``; other
+    remote files
     (``.gitattributes``, images) are never deleted. A repository or branch that does not exist yet has no files.
     With ``strict=False`` a failure to list the remote files is recorded in ``remote_error`` instead of raised.
     """
@@ -73,7 +78,8 @@ def push_plan(folder, repo_id: str, *, api, revision=None, delete_remote_extras:
             raise
         plan.remote_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         return plan
-    extras = sorted(path for path in remote if path.endswith(".parquet") and path not in plan.uploads)
+    extras = sorted(path for path in remote if path.endswith((".parquet", f"/{PROVENANCE_FILE}"))
+                    and path not in plan.uploads)
     if delete_remote_extras:
         plan.deletions = extras
     else:
@@ -101,13 +107,24 @@ def push_hub_folder(folder, repo_id: str, *, token=None, private: bool = False, 
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     plan = push_plan(folder, repo_id, api=api, revision=revision, delete_remote_extras=delete_remote_extras,
                      strict=delete_remote_extras)
-    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in plan.uploads]
-    operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
-    commit = api.create_commit(
-        repo_id=repo_id,
-        repo_type="dataset",
-        revision=revision,
-        operations=operations,
-        commit_message=f"dialshift {__version__}: {len(declared_configs(folder))} configs",
-    )
+    metadata = folder_metadata(folder)
+    with tempfile.TemporaryDirectory(prefix="dialshift-push-") as scratch:
+        sources = {}
+        for path in plan.uploads:
+            name, _, file = path.partition("/")
+            sources[path] = folder / path
+            if file == PROVENANCE_FILE:
+                sources[path] = Path(scratch) / path
+                sources[path].parent.mkdir()
+                sources[path].write_bytes(provenance_bytes(name, metadata.get(name, {})))
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(source))
+                      for path, source in sources.items()]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
+        commit = api.create_commit(
+            repo_id=repo_id,
+            repo_type="dataset",
+            revision=revision,
+            operations=operations,
+            commit_message=f"dialshift {__version__}: {len(declared_configs(folder))} configs",
+        )
     return str(getattr(commit, "commit_url", commit))

@@ -12,6 +12,7 @@ from dialshift.hub.fingerprints import check_config_files
 from dialshift.hub.layout import README, parquet_name, rebuild_hint
 from dialshift.hub.reading import declared_configs, folder_metadata, read_card
 from dialshift.hub.writing import quiet_datasets
+from dialshift.identity import identity_problems
 
 
 @dataclass
@@ -48,6 +49,7 @@ def validate_hub_folder(folder, *, cache_dir=None, expected_configs=None, progre
         report.problems.append(f"{README}: declares no configs")
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
     recorded = folder_metadata(folder)
+    report.problems.extend(f"{README}: {problem}" for problem in identity_problems(recorded))
     for missing in sorted(set(expected_configs or ()) - set(declared)):
         report.problems.append(f"{missing}: expected config is not in the folder")
     file_problems = {name: check_config_files(folder, name, sorted(files), recorded.get(name, {}).get("files"))

@@ -44,7 +44,7 @@ def weighted_bincount(index, values, size: int, weights=None):
 
     n = len(index)
     data = np.ones(n) if values is None else np.asarray(values, dtype=np.float64)
-    one_hot = sparse.csr_array((data, (index, np.arange(n))), shape=(size, n))
+    one_hot = sparse.csc_array((data, index, np.arange(n + 1)), shape=(size, n))  # one entry per column: no sorting
     return np.asarray((one_hot @ np.asarray(weights, dtype=np.float64).T).T)
 
 

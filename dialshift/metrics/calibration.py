@@ -194,8 +194,10 @@ def top_label_state(stats: dict, n_bins: int, weights=None) -> dict:
 def ece_compute(stats: dict, n_bins: int = 15, weights=None, norm: str = "l1"):
     """Top-label equal-width ECE of :func:`top_label_stats` with each instance counted ``weights[i]`` times (the
     ``_compute`` of :func:`ece`): a float, or an array of ``R`` for ``R x N`` weights."""
-    state = top_label_state(stats, n_bins, weights)
-    return calibration_error(state["count"], state["gap"], norm)
+    confidence = np.asarray(stats["confidence"], dtype=np.float64)
+    gaps = confidence - np.asarray(stats["correct"], dtype=np.float64)
+    return calibration_error(weighted_bincount(stats["bin"], None, n_bins, weights),
+                             weighted_bincount(stats["bin"], gaps, n_bins, weights), norm)
 
 
 def reliability_bins(state: dict, n_bins: int) -> dict:

@@ -41,12 +41,17 @@ def _rows(weights, n: int) -> np.ndarray:
     return np.ones((1, n)) if weights is None else np.atleast_2d(weights)
 
 
-def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
-    """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (relplot's
-    ``smooth_round_to_grid``)."""
+def _spread(confidence, grid: int):
+    """Each confidence's lower grid point of ``grid`` points over [0, 1] and its share of the upper one (relplot's
+    ``smooth_round_to_grid``: a value is split linearly between its two neighbouring points)."""
     position = confidence * (grid - 1)
     lower = position.astype(np.int64).clip(0, grid - 2)
-    upper_share = position - lower
+    return lower, position - lower
+
+
+def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
+    """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (:func:`_spread`)."""
+    lower, upper_share = _spread(confidence, grid)
     if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
         weights = weights[0]
     sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
@@ -134,13 +139,17 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
 
 
 def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.ndarray:
-    """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`."""
+    """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`. The
+    smoothed mass enters only through its sum over the evaluation points, which is linear in the weights: one
+    matrix-vector product with each instance's share of that sum (its grid spread times the operator's row sums)."""
     grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
     points = int(max(round(10 / bandwidth), 200))
     operator = _smoothing_operator(grid, float(bandwidth), points)
     total_residual = np.abs(_grid_sums(confidence, residual, grid, weights) @ operator).sum(axis=1)
-    total_density = (_grid_sums(confidence, np.ones_like(confidence), grid, weights) @ operator
-                     + DENSITY_FLOOR).sum(axis=1)
+    lower, upper_share = _spread(confidence, grid)
+    read = operator.sum(axis=1)
+    mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
+    total_density = weights @ mass_share + DENSITY_FLOOR * points
     return total_residual / total_density
 
 
@@ -201,41 +210,106 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
     return (value, upper) if return_bandwidth else value
 
 
-def _equal_mass_edges(sorted_confidence, counts, n_bins: int) -> np.ndarray:
-    """``uncertainty-calibration``'s ``get_equal_bins`` on the sorted confidences, instance ``i`` repeated
-    ``counts[i]`` times: the upper edges, deduplicated, the last one 1.0."""
-    total = int(counts.sum())
-    parts = min(n_bins, total)
-    size, extra = divmod(total, parts)
-    starts = np.arange(1, parts) * size + np.minimum(np.arange(1, parts), extra)  # numpy.array_split's part starts
-    cumulative = np.cumsum(counts)
-    first = sorted_confidence[np.searchsorted(cumulative, starts, side="right")]
-    last = sorted_confidence[np.searchsorted(cumulative, starts - 1, side="right")]
-    return np.unique(np.append((last + first) / 2.0, 1.0))
+#: The most ``rows x instances`` elements the debiased L2 error's block computation holds at once (bounds memory).
+BLOCK_ELEMENTS = 1 << 22
+#: Sorted instances per run of the debiased L2 error's running sums.
+RUN = 64
+
+
+class _RunningSums:
+    """Running sums over the sorted instances of each row's weighted count, gap ``f - y`` and hit ``y``, read at
+    any positions without a cumulative sum over every instance: the sums of runs of :data:`RUN` consecutive
+    instances are one batched matrix product, and only the run a position falls in is summed in part."""
+
+    def __init__(self, weights, order, confidence, correct):
+        """``weights``: ``R x N`` in the instances' own order; ``order``: the sorting permutation of the confidences;
+        ``confidence`` and ``correct``: sorted."""
+        rows, n = weights.shape
+        self.runs = -(-n // RUN)
+        padded = np.zeros((rows, self.runs * RUN))
+        np.take(weights, order, axis=1, out=padded[:, :n])
+        self.counts = padded.reshape(rows, self.runs, RUN)
+        terms = np.zeros((self.runs * RUN, 3))
+        terms[:n] = np.column_stack([np.ones(n), confidence - correct, correct])
+        self.terms = terms.reshape(self.runs, RUN, 3)
+        run_sums = np.matmul(self.counts.transpose(1, 0, 2), self.terms)  # runs x rows x 3
+        #: rows x runs x 3: the sums before each run
+        self.before = np.concatenate([np.zeros((1, rows, 3)), np.cumsum(run_sums[:-1], axis=0)]).transpose(1, 0, 2)
+
+    def at(self, positions) -> np.ndarray:
+        """The sums over the first ``positions[r, k]`` sorted instances of row ``r`` (``R x K x 3``)."""
+        run, within = np.divmod(positions, RUN)
+        last = run == self.runs  # the end of a full last run
+        run[last], within[last] = self.runs - 1, RUN
+        row = np.arange(len(positions))[:, None]
+        part = self.counts[row, run] * (np.arange(RUN) < within[..., None])
+        return self.before[row, run] + np.einsum("rkj,rkjm->rkm", part, self.terms[run])
+
+    def count_position(self, totals) -> np.ndarray:
+        """``numpy.searchsorted(running count of row r, totals[r], side="right")`` for ``totals`` below each row's
+        total count (``R x K``): the number of sorted instances whose running count is at most the total."""
+        row = np.arange(len(totals))[:, None]
+        count_before = self.before[:, :, 0]
+        run = (count_before[:, None, :] <= totals[..., None]).sum(axis=2) - 1  # the run where the count passes it
+        running = count_before[row, run][..., None] + np.cumsum(self.counts[row, run], axis=2)
+        return run * RUN + (running <= totals[..., None]).sum(axis=2)
+
+
+def _equal_mass_ends(sorted_confidence, sums: _RunningSums, total, n_bins: int) -> np.ndarray:
+    """``uncertainty-calibration``'s ``get_equal_bins`` for each row of weights (running ``sums``, ``total`` counts,
+    positive; instance ``i`` repeated as often as its weight): the end of each bin, as the number of sorted
+    instances in it and the bins before it (``R x (n_bins + 1)``, the last column ``N``).
+
+    A row's sorted sample is split into ``min(n_bins, total)`` consecutive parts as ``numpy.array_split`` does; the
+    edges lie halfway between neighbouring parts, the last edge is 1, bins are right-closed, so a bin holds the
+    sorted instances from the end of the bin before it to its own end. An edge that repeats another (ties, or fewer
+    parts than bins) gives an empty bin and moves no instance: the bins of the deduplicated edges."""
+    parts = np.minimum(n_bins, total)
+    size, extra = np.divmod(total, parts)
+    j = np.arange(1, n_bins)
+    starts = j * size[:, None] + np.minimum(j, extra[:, None])  # numpy.array_split's part starts
+    np.minimum(starts, total[:, None] - 1, out=starts)  # parts beyond a row's total: searched anywhere, unused
+    last_instance = len(sorted_confidence) - 1  # the bound only matters for a row without weight, whose bins are unused
+    first, last = (sorted_confidence[np.minimum(sums.count_position(at), last_instance)]
+                   for at in (starts, np.maximum(starts - 1, 0)))
+    edges = np.where(j < parts[:, None], (last + first) / 2.0, 1.0)
+    ends = np.searchsorted(sorted_confidence, edges.ravel(), side="right").reshape(edges.shape)
+    return np.concatenate([ends, np.full((len(ends), 1), len(sorted_confidence))], axis=1)
+
+
+def _debiased_l2_of_bins(size, gap, hits) -> np.ndarray:
+    """The debiased L2 error of each row of per-bin weighted counts, gap sums and hit sums (``R x bins``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        usable = size >= 2
+        mean_hit = hits / size
+        squared = (gap / size) ** 2 - mean_hit * (1.0 - mean_hit) / (size - 1.0)
+        terms = np.where(usable, size / size.sum(axis=1, keepdims=True) * squared, 0.0)
+    return np.sqrt(np.maximum(terms.sum(axis=1), 0.0))
 
 
 def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None):
     """Debiased L2 calibration error (module docstring) of
     :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted ``weights[i]`` times: a float, or
-    an array of ``R`` for ``R x N`` weights."""
+    an array of ``R`` for ``R x N`` weights.
+
+    A block of replicates is computed at once, in the order of the sorted confidences: each row's bins are runs of
+    consecutive instances (:func:`_equal_mass_ends`), so its per-bin sums are differences of running sums
+    (:class:`_RunningSums`)."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     correct = np.asarray(stats["correct"], dtype=np.float64)
     rows = _rows(weights, len(confidence))
     order = np.argsort(confidence, kind="stable")
-    sorted_confidence = confidence[order]
-    values = np.full(len(rows), np.nan)  # NaN for a replicate that draws no instance
-    for r, counts in enumerate(rows):
-        if not counts.any():
-            continue
-        edges = _equal_mass_edges(sorted_confidence, counts[order], n_bins)
-        bins = np.minimum(np.searchsorted(edges, confidence, side="left"), len(edges) - 1)
-        size = np.bincount(bins, weights=counts, minlength=len(edges))
-        gap = np.bincount(bins, weights=counts * (confidence - correct), minlength=len(edges))
-        hits = np.bincount(bins, weights=counts * correct, minlength=len(edges))
-        usable = size >= 2
-        n_b, mean_hit = size[usable], hits[usable] / size[usable]
-        squared = (gap[usable] / n_b) ** 2 - mean_hit * (1.0 - mean_hit) / (n_b - 1.0)
-        values[r] = np.sqrt(max(float(np.sum(n_b / size.sum() * squared)), 0.0))
+    confidence, correct = confidence[order], correct[order]
+    totals = rows.sum(axis=1)
+    values = np.empty(len(rows))
+    step = max(1, BLOCK_ELEMENTS // len(confidence))
+    for start in range(0, len(rows), step):
+        chunk = slice(start, start + step)
+        sums = _RunningSums(rows[chunk], order, confidence, correct)
+        ends = _equal_mass_ends(confidence, sums, np.maximum(totals[chunk], 1).astype(np.int64), n_bins)
+        at_ends = sums.at(np.concatenate([np.zeros((len(ends), 1), np.int64), ends], axis=1))
+        values[chunk] = _debiased_l2_of_bins(*np.moveaxis(np.diff(at_ends, axis=1), 2, 0))
+    values[totals == 0] = np.nan  # a replicate that draws no instance
     return float(values[0]) if np.ndim(weights) != 2 else values
 
 

@@ -9,7 +9,7 @@ and ``dialshift evaluate`` (model -> predictions -> the same code), so both give
   new task subclasses :class:`Task` and is advertised through the ``dialshift.tasks`` entry-point group.
 * :mod:`dialshift.scoring.pipeline`: :func:`score_directory` / :func:`score_files` (chunked reading, join by id,
   intervals, paired differences from the declared baselines on shared ids) and :func:`write_results`.
-* :mod:`dialshift.scoring.bootstrap`: the seeded percentile bootstrap, paired by instance id across configs.
+* :mod:`dialshift.scoring.bootstrap`: the seeded percentile Poisson bootstrap, paired by instance id across configs.
 * :mod:`dialshift.scoring.report`: ``results.md`` and plots from the typed configs stored in ``results.json``.
 * :mod:`dialshift.scoring.jsonl`: the JSON-lines reader (record by record, or in Arrow chunks).
 * :mod:`dialshift.scoring.gold`: gold columns of a dataset folder, keyed by id.

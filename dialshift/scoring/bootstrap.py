@@ -1,17 +1,28 @@
 """Seeded percentile bootstrap intervals, paired by instance id across configs.
 
-Each replicate draws ``U`` ids with replacement from the union of the ids of every scored config (``U`` = their
-number), with ``numpy.random.default_rng(seed)``; a config's replicate statistic re-weights its own instances by how
-often each of its ids was drawn. So every config sees the *same* resampled ids (those it contains), and the
-difference of two configs' statistics within a replicate is a paired bootstrap draw of their difference: its
-interval says whether a drop under shift is larger than resampling noise. Two configs are compared on the ids they
-share (each restricted to those ids, scored with the same draws: a draw counts an id the same in both). The union
-is ordered by id key, so the intervals do not depend on file order. Cost: ``O(replicates x (U + total instances))``.
+Poisson bootstrap (Hanley and MacGibbon, 2006; Chamandy et al., 2012): in replicate ``r`` each instance id is counted
+``w`` times, ``w`` a Poisson(1) draw computed from ``(seed, r, id)`` alone: the id's 64-bit key (:func:`id_keys
+<dialshift.scoring.gold.id_keys>`) and a per-replicate stream value derived from the seed are mixed by the
+SplitMix64 finaliser (Steele et al., 2014) and the result is read through the Poisson(1) quantile function. So:
+
+* a config's replicates do not depend on which other configs are scored with it, nor on file order: the same
+  predictions give byte-identical intervals alone and in a full submission;
+* every config that holds an id counts it the same number of times in a replicate, so the difference of two configs'
+  statistics within a replicate is a paired bootstrap draw of their difference (two configs are compared on the ids
+  they share, each restricted to those ids);
+* a replicate's size varies around ``N`` (Poisson, standard deviation ``sqrt(N)``) where the multinomial bootstrap
+  keeps it at ``N``; the two agree as ``N`` grows (the counts of ``N`` draws with replacement are asymptotically
+  independent Poisson(1)). A replicate that draws none of a config's ids gives NaN.
+
+Cost: ``O(replicates x (U + total instances))`` for ``U`` distinct ids. The statistics of a block of replicates
+are small matrix products (``BLOCK`` rows), run on one BLAS thread (``threadpoolctl``): more threads gain nothing on
+them, and on a machine busy with other work their synchronisation made the products many times slower.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 #: Replicates scored per call of a batched statistic (bounds the ``block x ids`` weight matrix).
 BLOCK = 100
@@ -37,21 +48,71 @@ def percentile_interval(values: np.ndarray, confidence: float = 0.95):
     return [float(low), float(high)]
 
 
+#: SplitMix64's increment and finaliser multipliers (Steele, Lea and Flood, 2014).
+_GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on a uint64 array (in place; wraps modulo 2**64)."""
+    x ^= x >> np.uint64(30)
+    x *= _MIX1
+    x ^= x >> np.uint64(27)
+    x *= _MIX2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _poisson_thresholds() -> np.ndarray:
+    """``floor(2**64 P(X <= k))`` for X ~ Poisson(1) and k = 0, 1, ... while ``P(X = k) >= 2**-64`` (60-digit decimals,
+    so the same on every platform): a uniform 64-bit value ``u`` gives the count ``#{k: threshold_k <= u}``."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as context:
+        context.prec = 60
+        term = cumulative = Decimal(-1).exp()
+        thresholds, k = [], 0
+        while term * 2**64 >= 1:  # P(X = k) below 2**-64 moves no threshold
+            thresholds.append(int(cumulative * 2**64))
+            k += 1
+            term /= k
+            cumulative += term
+    return np.array(thresholds, dtype=np.uint64)
+
+
+_THRESHOLDS = _poisson_thresholds()
+#: Counts below this are found by comparing with each threshold (P(X >= 4) = 1.9 %: the rest use a binary search).
+COMPARED = 4
+
+
+def replicate_weights(keys: np.ndarray, replicates: range, seed: int = 0) -> np.ndarray:
+    """``len(replicates) x len(keys)`` Poisson(1) counts (float64) of the ids with 64-bit ``keys`` in the replicates
+    numbered ``replicates`` (module docstring): a function of ``(seed, replicate, key)`` only."""
+    seed_state = _mix(np.array([seed], dtype=np.uint64) * _GOLDEN)
+    numbers = np.arange(replicates.start, replicates.stop, dtype=np.uint64)
+    streams = _mix((numbers + np.uint64(1)) * _GOLDEN + seed_state)
+    with np.errstate(over="ignore"):
+        mixed = _mix(np.asarray(keys, dtype=np.uint64)[None, :] ^ streams[:, None])
+    counts = np.zeros(mixed.shape, dtype=np.uint8)
+    for threshold in _THRESHOLDS[:COMPARED]:  # vectorised comparisons for the common counts, a search for the rest
+        counts += mixed >= threshold
+    tail = counts == COMPARED
+    counts[tail] = np.searchsorted(_THRESHOLDS, mixed[tail], side="right")
+    return counts.astype(np.float64)
+
+
 def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: int = 0) -> dict:
     """``{config: {metric: array of replicate values}}`` for the paired bootstrap described in the module doc."""
     union = np.unique(np.concatenate([sample.keys for sample in samples.values()]))
     positions = {name: np.searchsorted(union, sample.keys) for name, sample in samples.items()}
-    rng = np.random.default_rng(seed)
     draws: dict[str, dict[str, list]] = {name: {} for name in samples}
-    with np.errstate(divide="ignore", invalid="ignore"):  # a replicate may leave a subset empty: NaN, no warning
+    # a replicate may leave a subset empty: NaN, no warning
+    with threadpool_limits(limits=1, user_api="blas"), np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, replicates, BLOCK):
-            block = [np.bincount(rng.integers(0, len(union), len(union)), minlength=len(union))
-                     for _ in range(min(BLOCK, replicates - start))]
-            counts = np.stack(block)
+            counts = replicate_weights(union, range(start, min(start + BLOCK, replicates)), seed)
             for name, sample in samples.items():
                 weights = counts[:, positions[name]]
                 if sample.batched:
-                    for metric, values in sample.statistic(weights.astype(np.float64)).items():
+                    for metric, values in sample.statistic(weights).items():
                         draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
                     continue
                 for row in weights:

@@ -79,7 +79,7 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
     card recorded at build time (changed, truncated, or swapped with another config's file). ``splits`` limits the
     check to those splits (default: every split); ``paths`` gives the files already resolved. A folder whose card
     recorded no fingerprints (built before they existed) is not checked."""
-    from dialshift.hub.fingerprints import file_fingerprint
+    from dialshift.hub.fingerprints import fingerprint_difference
     from dialshift.hub.layout import rebuild_hint
 
     folder = Path(folder)
@@ -95,11 +95,11 @@ def check_config(folder, config: str, splits=None, *, recorded: dict | None = No
         if expected is None:
             raise DialshiftError(f"{folder}: config {config!r}: {relative} is not among the files its card recorded "
                                  f"at build time; {rebuild_hint(folder, config)}")
-        actual = file_fingerprint(path)
-        if actual != {"size": expected.get("size"), "sha256": expected.get("sha256")}:
+        difference = fingerprint_difference(path, expected)
+        if difference:
             raise DialshiftError(f"{folder}: config {config!r}: {relative} differs from the fingerprint its card "
-                                 "recorded at build time (changed, or swapped with another config's file); "
-                                 f"{rebuild_hint(folder, config)}")
+                                 f"recorded at build time ({difference}: changed, or swapped with another config's "
+                                 f"file); {rebuild_hint(folder, config)}")
 
 
 def id_keys(ids) -> np.ndarray:
@@ -154,8 +154,9 @@ LENGTH = re.compile(r"len\((\w+)\)")
 
 
 def load_gold(folder, config: str, split: str, columns, *, files: dict | None = None, max_instances=None,
-              sample_seed: int = 0, recorded: dict | None = None) -> Gold:
-    """The ``id`` and ``columns`` of one config split (optionally the :func:`subsample`), keyed for joins.
+              sample_seed: int = 0, recorded: dict | None = None, ids: frozenset | None = None) -> Gold:
+    """The ``id`` and ``columns`` of one config split (optionally only the ``ids`` it holds, then the
+    :func:`subsample`), keyed for joins.
 
     A column named ``len(NAME)`` is the length of each row's list ``NAME`` (e.g. ``len(candidates)``, the candidate
     count predictions are checked against); it is optional: left out when the files have no ``NAME`` column.
@@ -195,6 +196,11 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
             raise DialshiftError(f"{path}: cannot read parquet ({clip(str(error), 120)}); rebuild config "
                                  f"{config!r}") from None
     table = pa.concat_tables(tables)
+    if ids is not None:
+        table = table.filter(pc.is_in(table.column("id"), value_set=pa.array(sorted(ids), pa.string())))
+        if not table.num_rows:
+            raise DialshiftError(f"config {config!r} split {split!r} holds none of the {len(ids):,} ids given "
+                                 "with --ids; list ids of this config")
     if max_instances is not None:
         table = table.take(pa.array(subsample(table.column("id").to_pylist(), max_instances, sample_seed)))
     ids = table.column("id").combine_chunks()

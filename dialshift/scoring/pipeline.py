@@ -14,10 +14,11 @@ Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and re
 (response ranking: 27 bytes per instance, whatever the candidate count), beside the gold ids (Arrow strings and an
 8-byte key each) and gold columns; the bootstrap adds ``O(ids)`` per replicate. Measured by ``benchmarks/scoring.py``:
 peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s, was 8.9 GB and
-146 s), independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, about
-20 ns per instance for the ranking and pairwise tasks, which score blocks of 100 replicates with one matrix product
-(1,000 replicates of a complete DailyDialog submission, 140,584 instances: 2-3 s), and about 75 ns for the others
-(a 1e7 file: pass fewer replicates with ``--bootstrap``).
+146 s), independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, some tens
+of ns per instance for the tasks that score blocks of 100 replicates with matrix products (a complete DailyDialog
+submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators: about
+8.5 s of CPU time for 1,000 replicates), and about 75 ns for the others (a 1e7 file: pass fewer replicates with
+``--bootstrap``).
 """
 
 import json
@@ -60,10 +61,30 @@ class ScoringSettings:
     sample_seed: int = 0
     block_bytes: int = BLOCK_BYTES
     progress: bool = False
+    ids: frozenset | None = None
+    ids_file: str | None = None
 
     def describe(self) -> dict:
-        return {"split": self.split, "replicates": self.replicates, "seed": self.seed, "confidence": self.confidence,
-                "options": dict(self.options), "max_instances": self.max_instances, "sample_seed": self.sample_seed}
+        described = {"split": self.split, "replicates": self.replicates, "seed": self.seed,
+                     "confidence": self.confidence, "options": dict(self.options),
+                     "max_instances": self.max_instances, "sample_seed": self.sample_seed}
+        if self.ids is not None:
+            described["subset"] = {"ids_file": self.ids_file, "ids": len(self.ids),
+                                   "note": "a subset of each config's ids: not comparable with full-config results, "
+                                           "never ranked"}
+        return described
+
+
+def read_ids(path) -> frozenset:
+    """The ids of an ``--ids`` file: one per line (blank lines skipped); a missing or empty file is one error."""
+    file = Path(path)
+    try:
+        ids = frozenset(line.strip() for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
+    except (OSError, UnicodeDecodeError) as error:
+        raise DialshiftError(f"--ids {file}: cannot read it ({error})") from None
+    if not ids:
+        raise DialshiftError(f"--ids {file}: no ids (one instance id per line)")
+    return ids
 
 
 SETTING_NAMES = ("split", "replicates", "seed", "confidence", "options", "max_instances", "sample_seed")
@@ -236,7 +257,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         task = get_task(config.task)
         options = task.resolve_options(config, settings.options)
         gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map, recorded=recorded,
-                         max_instances=settings.max_instances, sample_seed=settings.sample_seed)
+                         max_instances=settings.max_instances, sample_seed=settings.sample_seed, ids=settings.ids)
         stats = read_predictions(files[name], task, gold, options, settings.block_bytes)
         points[name] = task.metrics(stats, options)
         sizes[name] = len(gold)
@@ -263,8 +284,9 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         "dataset_revision": config_fingerprints(settings.dataset, files),
         "dataset_commit": hub_commit(settings.dataset),
         "run": (run or {}).get("run", {}),
-        "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile bootstrap, "
-                    f"{settings.replicates} replicates paired by instance id across configs (seed {settings.seed})"},
+        "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile Poisson "
+                    f"bootstrap, {settings.replicates} replicates paired by instance id across configs (seed "
+                    f"{settings.seed}; an id's count in a replicate depends on the seed, the replicate and the id)"},
         "configs": {name: configs[name].to_dict() for name in files},
         "options": {name: {key: value for key, value in options.items() if not key.startswith("_")}
                     for name, options in options_by_config.items()},

@@ -168,6 +168,8 @@ def render_markdown(documents: dict) -> str:
         f"Dataset {first.get('dataset')} ({_revision(first.get('dataset_revision'))}), split `{scoring.get('split')}`, "
         f"instances per config: {scoring.get('max_instances') or 'all'}"
         + (f" (subsample seed {scoring.get('sample_seed')})" if scoring.get("max_instances") else "")
+        + (f"; **a subset**: only the {scoring['subset']['ids']:,} ids of {scoring['subset']['ids_file']} "
+           "(not comparable with full-config results, never ranked)" if scoring.get("subset") else "")
         + f"; dialshift {first.get('dialshift_version')}.",
         f"Each value is followed by its {scoring.get('interval', 'bootstrap interval')}. Differences are a config "
         "minus each baseline it declares (its unshifted corpus, its shift's control), on the instance ids the two "

@@ -201,6 +201,38 @@ def _flag(value):
 
 
 #: ``{option: check}``: each check returns the value (normalised) or raises ``ValueError`` stating the rule.
+def _tolerance(value) -> float:
+    """A probability-sum tolerance: a number in [0, 0.1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 0.1:
+        raise ValueError("expected a number from 0 to 0.1 (e.g. 0.005 for probabilities rounded to 3 decimals)")
+    return float(value)
+
+
+def probabilities_of(table, scores, options: dict) -> np.ndarray:
+    """The ``probabilities`` of a block, or softmax(``scores``) when no line gives probabilities (stated in the
+    options as ``probabilities: softmax(scores)``); with ``sum_tolerance`` above the default, rows summing to 1
+    within it are renormalised (stated as ``renormalised``)."""
+    from dialshift.metrics._checks import SUM_TOLERANCE, check_probabilities
+
+    probabilities = _matrix(table, "probabilities", required=False)
+    if probabilities is None:
+        if scores is None:
+            raise ValueError("probabilities[0] is missing (give `probabilities`, or `scores` to apply softmax to)")
+        from scipy.special import softmax
+
+        if options.setdefault("probabilities", "softmax(scores)") != "softmax(scores)":
+            raise ValueError("this block gives only scores but earlier lines gave probabilities")
+        return softmax(scores, axis=1)
+    if options.setdefault("probabilities", "given") != "given":
+        raise ValueError("this block gives probabilities but earlier lines gave only scores")
+    tolerance = float(options.get("sum_tolerance", SUM_TOLERANCE))
+    if tolerance > SUM_TOLERANCE:
+        check_probabilities(probabilities, "probabilities", tolerance=tolerance)
+        options["renormalised"] = f"rows summing to 1 within {tolerance:g} divided by their sum"
+        probabilities = probabilities / probabilities.sum(axis=1, keepdims=True)
+    return probabilities
+
+
 OPTION_RULES = {
     "ece_bins": _bounded_int(1, MAX_BINS),
     "ks": _check_ks,
@@ -209,6 +241,7 @@ OPTION_RULES = {
     "num_labels": _optional_int(2),
     "includes_query": _flag,
     "skip_undefined": _flag,
+    "sum_tolerance": _tolerance,
 }
 
 
@@ -388,7 +421,7 @@ class ResponseRanking(Task):
     """Response ranking over K candidates (Lee et al. 2022): R@k/K and MRR of the gold candidate, Brier score, ECE."""
 
     name = "response_ranking"
-    inputs = "id, probabilities (K values), scores (optional)"
+    inputs = "id, probabilities (K values) and/or scores (K logits)"
     outputs = "R@k/K, MRR, Brier, ECE, smECE, L2-CE"
     hub_task_type = "text-ranking"
     metric_info = {
@@ -400,10 +433,12 @@ class ResponseRanking(Task):
     gold_columns = ("label", CANDIDATE_COUNT)
     #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
     #: top-label bins), which the report script of Lee et al. called; ``ks``: the recall cut-offs (those <= K).
-    defaults = {"ece_bins": 15, "ks": (1, 2, 5)}
+    defaults = {"ece_bins": 15, "ks": (1, 2, 5), "sum_tolerance": 1e-4}
     description = (
-        "Predictions: one line per instance with `id`, `probabilities` (K values summing to 1) and optionally "
-        "`scores` (K logits; ranking uses them when present, else the probabilities). R@k/K = share of instances "
+        "Predictions: one line per instance with `id`, `probabilities` (K values summing to 1 within "
+        "{sum_tolerance:g}; above 1e-4 they are renormalised) and optionally `scores` (K logits; ranking uses them "
+        "when present, else the probabilities); a file with `scores` only is scored with softmax(scores) as its "
+        "probabilities (stated in results.json's options). R@k/K = share of instances "
         "whose gold candidate ranks in the top k of K (ties counted against the gold one); MRR = mean reciprocal "
         "rank; Brier = mean over instances of the sum over candidates of (p - onehot)^2 (range [0, 2]); "
         "ECE = top-label expected calibration error over {ece_bins} equal-width right-closed bins (the defaults of "
@@ -424,8 +459,8 @@ class ResponseRanking(Task):
         from dialshift.metrics.calibration import brier_stats
         from dialshift.metrics.ranking import gold_rank_counts
 
-        probabilities = _matrix(table, "probabilities")
         scores = _matrix(table, "scores", required=False)
+        probabilities = probabilities_of(table, scores, options)
         labels = _gold_ints(gold, "label")
         width = probabilities.shape[1]
         _check_widths(width, gold, "probabilities")

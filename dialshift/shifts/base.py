@@ -3,20 +3,43 @@
 ``dialogue`` is a dialogue context, a sequence of turns (strings, oldest first); ``rng`` is the instance's
 :class:`InstanceRandom`, whose named streams are seeded by (global seed, stream key, instance id), so an instance's
 shift never depends on which other instances exist or their order (HELM's perturbations seed the same way).
-``apply`` returns a :class:`ShiftResult` (the new context and a record of every change), or ``None`` when the shift does
-not apply to this dialogue (the instance is left out of the shifted config).
+``apply`` checks the context (:func:`check_context`: a sequence of strings, not one string, not empty; the error
+names the instance id), then returns a :class:`ShiftResult` (the new context and a record of every change) or a
+:class:`Skipped` with the reason the shift does not apply to this dialogue (:data:`SKIP_REASONS`). A subclass
+implements :meth:`Shift.transform` on the checked turns; a shift that declares ``languages`` (those using English
+WordNet: ``("en",)``) skips a context written mostly in another script with the reason ``unsupported_language``.
 
-Any corpus works: see the README ("Shifting your own dialogues") for UW and IC applied to a ``load_dataset`` corpus.
+Every shifted row can say how it was made: :meth:`Shift.describe` gives the shift's name, stream key, parameters and
+seed (the ``shift`` column, as HELM's perturbation description), and :func:`shift_from_description` rebuilds the
+shift from it given the same resources. Applying shifts to a ``datasets.Dataset`` is :mod:`.dataset`.
+
+Any corpus works: see the README ("Shifting your own dialogues").
 """
 
+import hashlib
+import json
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from dialshift.errors import DialshiftError
 from dialshift.shifts.seeding import instance_rng
+
+#: Why a shipped shift did not apply to a dialogue (the ``reason`` of :class:`Skipped`; a new shift may add its own).
+SKIP_REASONS = {
+    "too_few_turns": "the context has fewer turns than the shift needs",
+    "wrong_length": "the context does not have the number of turns the shift selects",
+    "too_few_tokens": "ratio x context tokens rounds to 0 target words",
+    "no_eligible_word": "no word of the context has a valid replacement",
+    "below_ratio": "fewer replaceable words than ratio x context tokens",
+    "empty_bucket": "a word-importance bucket has no replaceable word",
+    "nothing_inserted": "no distraction was kept (each is kept with the inserting probability)",
+    "unsupported_language": "the context is written in a script the shift's language does not use",
+}
 
 
 @dataclass(frozen=True)
@@ -53,19 +76,81 @@ class ShiftResult:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """Why a shift did not apply: a ``reason`` code (:data:`SKIP_REASONS`) and a human ``detail``. It is falsy, so
+    ``if result:`` keeps only shifted dialogues."""
+
+    reason: str
+    detail: str = ""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def check_context(context, instance_id) -> tuple[str, ...]:
+    """``context`` as a tuple of turns, or one :class:`DialshiftError` line naming the instance and the fix."""
+    where = f"instance {instance_id!r}"
+    if isinstance(context, str):
+        raise DialshiftError(f"{where}: the context is one string ({context[:40]!r}...), not a list of turns; split "
+                             "it into turns first (e.g. text.split(' __eou__ ')), or give shift_dataset "
+                             "turn_separator=")
+    if not isinstance(context, Sequence) or isinstance(context, bytes):
+        raise DialshiftError(f"{where}: the context is a {type(context).__name__}, not a list of turns (strings, "
+                             "oldest first)")
+    if not context:
+        raise DialshiftError(f"{where}: the context is empty; a context has at least one turn (drop such rows "
+                             "first)")
+    for number, turn in enumerate(context):
+        if not isinstance(turn, str):
+            raise DialshiftError(f"{where}: turn {number} is {turn!r} ({type(turn).__name__}), not a string; "
+                                 "every turn must be text (drop or fill missing turns first)")
+    return tuple(context)
+
+
+#: Unicode scripts (the first word of a letter's Unicode name) each language's text is written in.
+LANGUAGE_SCRIPTS = {"en": ("LATIN",)}
+
+
+def foreign_script(turns: Sequence[str], languages: Sequence[str]) -> str | None:
+    """The script most of the letters of ``turns`` are written in when it is not one of ``languages``' scripts
+    (``HANGUL``, ``CJK``, ``CYRILLIC`` ...), else None (also when there are no letters)."""
+    allowed = {script for language in languages for script in LANGUAGE_SCRIPTS.get(language, ())}
+    counts: dict[str, int] = {}
+    for turn in turns:
+        for char in turn:
+            if char.isalpha():
+                script = unicodedata.name(char, "UNKNOWN").split()[0]
+                counts[script] = counts.get(script, 0) + 1
+    if not counts:
+        return None
+    native = sum(counts.get(script, 0) for script in allowed)
+    if 2 * native >= sum(counts.values()):
+        return None
+    return max(sorted(counts), key=lambda script: counts[script])
+
+
+def digest(*parts) -> str:
+    """A short, stable sha256 hex digest of JSON-able ``parts`` (sorted keys)."""
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
 class NoParams:
     """Parameters of a shift that has none."""
 
 
 class Shift(ABC):
-    """Base class: subclasses set ``name`` and ``Params`` and implement :meth:`apply`.
+    """Base class: subclasses set ``name`` and ``Params`` and implement :meth:`transform`.
 
     ``self.params`` is the frozen parameters dataclass; resources a shift needs (a vocabulary, a synonym table, word
-    scores) are constructor arguments, not parameters.
+    scores) are constructor arguments, not parameters, and :meth:`resource_digest` names them for fingerprints.
+    ``languages`` (ISO codes) are the languages a shift supports (None: any text).
     """
 
     name: ClassVar[str] = ""
     Params: ClassVar[type] = NoParams
+    languages: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, params=None, **kwargs):
         if params is not None and kwargs:
@@ -77,73 +162,71 @@ class Shift(ABC):
         """The name of this shift's main random stream (a config-style name such as ``uw_0.30``)."""
         return self.name
 
+    def apply(self, dialogue: Sequence[str], rng: InstanceRandom | None = None) -> "ShiftResult | Skipped":
+        """The shifted dialogue, or :class:`Skipped` with the reason the shift does not apply to it."""
+        turns = check_context(dialogue, rng.instance_id if rng is not None else None)
+        if self.languages is not None:
+            script = foreign_script(turns, self.languages)
+            if script is not None:
+                return Skipped("unsupported_language", f"mostly {script} letters; {type(self).__name__} supports "
+                                                       f"{', '.join(self.languages)} only")
+        return self.transform(turns, rng)
+
     @abstractmethod
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
-        """The shifted dialogue, or None when the shift does not apply to it."""
+    def transform(self, turns: tuple[str, ...], rng: InstanceRandom | None) -> "ShiftResult | Skipped":
+        """:meth:`apply` on a checked context (a tuple of strings, at least one)."""
 
     def parameters(self) -> dict:
         return asdict(self.params)
+
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        """Fill any lookup table for these dialogues (lists of turns), in ``num_proc`` processes, before worker
+        processes are forked, so they share it; the default does nothing."""
+        return None
+
+    def resource_digest(self) -> str:
+        """A digest of the resources that decide this shift's output beside its parameters (a vocabulary, a synonym
+        table's WordNet, a pool); empty for a shift that has none."""
+        return ""
+
+    def describe(self, seed: int) -> dict:
+        """How a row was made (the ``shift`` column): name, stream key, parameters (JSON) and seed."""
+        return {"name": self.name, "key": self.key, "parameters": json.dumps(self.parameters(), sort_keys=True),
+                "seed": int(seed)}
+
+    def fingerprint(self) -> str:
+        """A stable digest of everything that decides this shift's output: name, key, parameters, resources."""
+        if getattr(self, "_fingerprint", None) is None:
+            self._fingerprint = digest(type(self).__module__, type(self).__qualname__, self.key, self.parameters(),
+                                       self.resource_digest())
+        return self._fingerprint
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items())
         return f"{type(self).__name__}({shown})"
 
 
-@dataclass
-class ShiftPipeline:
-    """Apply ``shift`` to the ``context`` column of ``datasets`` rows (a ``Dataset.map``-ready, batched function;
-    :func:`shift_dataset` is the convenient form).
-
-    Rows the shift does not apply to get ``keep = False``; kept rows get the shifted ``context`` and the change record
-    (``replacements``, ``deleted_turns``, ``truncated_turns``, ``inserted_mask``).
-    """
-
-    shift: Shift
-    seed: int = 0
-    id_column: str = "id"
-    context_column: str = "context"
-    keep_column: str = "keep"
-    _fields: tuple = field(default=("replacements", "deleted_turns", "truncated_turns", "inserted_mask"), init=False)
-
-    def __call__(self, batch: dict) -> dict:
-        out = {self.keep_column: [], **{name: [] for name in self._fields}}
-        contexts = []
-        for uid, context in zip(batch[self.id_column], batch[self.context_column], strict=True):
-            result = self.shift.apply(context, InstanceRandom(self.seed, str(uid)))
-            out[self.keep_column].append(result is not None)
-            record = (result or ShiftResult(tuple(context))).record()
-            contexts.append(record["context"])
-            for name in self._fields:
-                out[name].append(record[name])
-        return {**batch, self.context_column: contexts, **out}
+def shift_classes() -> dict[str, type]:
+    """Every loaded :class:`Shift` subclass with a name, by name."""
+    found, todo = {}, list(Shift.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.name:
+            found.setdefault(cls.name, cls)
+    return found
 
 
-def change_features():
-    """The ``datasets`` features of the change record a shifted row carries."""
-    from datasets import List, Value
-
-    return {"replacements": List({"turn": Value("int32"), "index": Value("int32"), "original": Value("string"),
-                                  "replacement": Value("string")}),
-            "deleted_turns": List(Value("string")),
-            "truncated_turns": List(Value("string")),
-            "inserted_mask": List(Value("int8"))}
-
-
-def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id", context_column: str = "context",
-                  num_proc: int | None = None, batch_size: int = 1000):
-    """A ``datasets.Dataset`` of dialogues shifted by ``shift``: rows the shift does not apply to are left out, kept
-    rows get the shifted context and the change record (``replacements``, ``deleted_turns``, ``truncated_turns``,
-    ``inserted_mask``).
-    Each row is seeded by ``(seed, shift's stream keys, row id)``, so the result does not depend on batching or on
-    ``num_proc``."""
-    from datasets import Features, Value
-
-    for column in (id_column, context_column):
-        if column not in dataset.column_names:
-            raise ValueError(f"the dataset has no {column!r} column (it has {', '.join(dataset.column_names)}); "
-                             f"pass {'id_column' if column == id_column else 'context_column'}=")
-    pipeline = ShiftPipeline(shift, seed, id_column, context_column, keep_column="__keep__")
-    features = Features({**dataset.features, **change_features(), "__keep__": Value("bool")})
-    shifted = dataset.map(pipeline, batched=True, batch_size=batch_size, features=features, num_proc=num_proc,
-                          desc=f"{shift!r}")
-    return shifted.filter(lambda keep: keep, input_columns="__keep__", batched=False).remove_columns("__keep__")
+def shift_from_description(description, **resources) -> Shift:
+    """The shift a row's ``shift`` description (:meth:`Shift.describe`) names, rebuilt with ``resources`` (the
+    constructor arguments that are not parameters: ``synonyms=``, ``pool=`` ...); apply it with
+    ``InstanceRandom(description["seed"], row id)``."""
+    classes = shift_classes()
+    name = description["name"]
+    if name not in classes:
+        raise DialshiftError(f"no shift named {name!r} is loaded (known: {', '.join(sorted(classes))})")
+    shift = classes[name](**json.loads(description["parameters"]), **resources)
+    if shift.key != description["key"]:
+        raise DialshiftError(f"the rebuilt {name} shift has stream key {shift.key!r}, the description "
+                             f"{description['key']!r}: pass the same resources (e.g. stream=)")
+    return shift

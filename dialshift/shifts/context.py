@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped
 
 IC_SELECTIONS = ("at_least", "exactly")
 
@@ -64,10 +64,12 @@ class InsufficientContext(Shift):
     def key(self) -> str:
         return f"ic_{self.params.deleted}of{self.params.window}"
 
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom | None = None) -> ShiftResult | None:
+    def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom | None = None) -> ShiftResult | Skipped:
         params = self.params
         if not ic_eligible(len(dialogue), params.window, params.selection):
-            return None
+            if len(dialogue) < params.window:
+                return Skipped("too_few_turns", f"{len(dialogue)} turns, the window is {params.window}")
+            return Skipped("wrong_length", f"{len(dialogue)} turns, selection 'exactly' takes {params.window}")
         kept, deleted = delete_turns(dialogue, params.deleted, params.window)
         return ShiftResult(tuple(kept), deleted_turns=tuple(deleted),
                            truncated_turns=tuple(dialogue[: len(dialogue) - params.window]))
@@ -83,7 +85,10 @@ class SourceLengthParams:
 
 
 class SourceLength(Shift):
-    """``sr_{turns}``: the control of IC, a filter: contexts whose real length is ``turns``, unchanged."""
+    """``sr_{turns}``: the control of IC, a filter: contexts whose real length is ``turns``, unchanged.
+
+    This is the paper's *source-length selection* (Lee et al. App. A.4, called "sentence removal" in its tables):
+    no turn is removed; deleting turns is :class:`InsufficientContext`."""
 
     name = "sr"
     Params = SourceLengthParams
@@ -92,5 +97,7 @@ class SourceLength(Shift):
     def key(self) -> str:
         return f"sr_{self.params.turns}"
 
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom | None = None) -> ShiftResult | None:
-        return ShiftResult(tuple(dialogue)) if sr_eligible(len(dialogue), self.params.turns) else None
+    def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom | None = None) -> ShiftResult | Skipped:
+        if sr_eligible(len(dialogue), self.params.turns):
+            return ShiftResult(dialogue)
+        return Skipped("wrong_length", f"{len(dialogue)} turns, SR selects {self.params.turns}")

@@ -11,12 +11,12 @@ Two sources of distractions, one rule for where they go:
   :func:`frequent_sentences` and :func:`rare_sentences` build them from a training split's word counts.
 
 Each of the ``count`` distractions is kept with probability ``probability`` (the paper's inserting probability,
-drawn independently per distraction); when none is kept, :meth:`DistractingInsertion.apply` returns ``None`` (the
-instance has nothing to measure). ``position="random"`` inserts each kept distraction at a uniform slot of the
-History (slots 0..h before, between and after the h History turns, all before the Query), one after the other;
-``begin`` / ``middle`` / ``end`` insert the kept distractions as one block (a complete turn) at slot 0, ``h // 2`` or
-``h``. Every draw comes from the instance's stream ``rng(shift.key)`` in a fixed order, so the same inputs give the
-same result whatever else is drawn.
+drawn independently per distraction); when none is kept, :meth:`DistractingInsertion.apply` returns
+``Skipped("nothing_inserted")`` (the instance has nothing to measure). ``position="random"`` inserts each kept
+distraction at a uniform slot of the History (slots 0..h before, between and after the h History turns, all before
+the Query), one after the other; ``begin`` / ``middle`` / ``end`` insert the kept distractions as one block (a
+complete turn) at slot 0, ``h // 2`` or ``h``. Every draw comes from the instance's stream ``rng(shift.key)`` in a
+fixed order, so the same inputs give the same result whatever else is drawn.
 """
 
 from collections import Counter
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped, digest
 from dialshift.text import tokenize
 
 POSITIONS = ("random", "begin", "middle", "end")
@@ -213,10 +213,16 @@ class DistractingInsertion(Shift):
             return int(generator.integers(history + 1))
         return {"begin": 0, "middle": history // 2, "end": history}[position]
 
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
+    def resource_digest(self) -> str:
+        if self.pool is not None:
+            return digest("pool", self.pool.ids, self.pool.texts, self.pool.owners.tolist())
+        return digest("sentences", self.sentences)
+
+    def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         params = self.params
         if len(dialogue) < params.min_history + 1:
-            return None
+            return Skipped("too_few_turns", f"{len(dialogue)} turns; needs {params.min_history} History turn(s) "
+                                            "and the Query")
         generator = rng(self.key)
         kept = generator.random(params.count) < params.probability
         if self.pool is not None:
@@ -236,6 +242,7 @@ class DistractingInsertion(Shift):
             at = self.slot(params.position, len(history), generator)
             history[at:at] = block
         if not kept.any():
-            return None
+            return Skipped("nothing_inserted", f"none of the {params.count} distractions was kept "
+                                               f"(probability {params.probability:g})")
         return ShiftResult(tuple(text for text, _ in history) + (dialogue[-1],),
                            inserted_mask=tuple(flag for _, flag in history) + (0,))

@@ -4,15 +4,18 @@ All three replace target words of the context and differ only in how targets are
 
 * :class:`UnknownWord` (``uw_<ratio>``): ``n = floor(ratio x context tokens)`` targets among the words that have a
   valid unknown WordNet synonym, visited in a seeded random order (stream ``uw_<ratio>``); each becomes that synonym
-  (rules in :mod:`dialshift.shifts.replace`). A context with fewer replaceable words than ``n`` (or ``n = 0``) is left
-  out.
+  (rules in :mod:`dialshift.shifts.replace`). A context with fewer replaceable words than ``n`` (or ``n = 0``) is
+  skipped (reasons ``below_ratio``, ``no_eligible_word``, ``too_few_tokens``).
 * :class:`KnownWord` (``kw_<ratio>``): the same targets as ``uw_<ratio>`` (same stream), each replaced by a word seen
   often in training (rule ``random``: drawn from stream ``kw_<ratio>``; ``levenshtein``: the farthest).
 * :class:`ImportantWord` (``uw_imp_<bucket>``): every replaceable word in one word-importance bucket (1 = least
   important fifth of the context's tokens) becomes its unknown synonym; an instance enters only if every bucket has a
   target, so the five configs share one instance set.
 
-Tokens are cut by :func:`dialshift.shifts.words.tokenize`; a context is tokenised once per distinct turn text.
+Tokens are cut by :func:`dialshift.shifts.words.tokenize`; a context is tokenised once per distinct turn text. Words
+inside a URL, web address or e-mail address (:func:`dialshift.shifts.words.protected_spans`) are never targets. The
+three shifts use English WordNet: they declare ``languages = ("en",)`` and skip a context written mostly in another
+script (reason ``unsupported_language``) instead of finding no English word in it.
 
 Every parameters dataclass here extends :class:`~dialshift.shifts.replace.WordRules`: keyword-only
 ``content_words``, ``senses`` and ``inflect`` (default: the paper's rules) choose the sense-preserving variant, e.g.
@@ -25,7 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult
+from dialshift.errors import DialshiftError
+from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped, digest
 from dialshift.shifts.replace import (
     KW_MIN_COUNT,
     KW_RULES,
@@ -38,9 +42,18 @@ from dialshift.shifts.replace import (
     importance_buckets,
     make_replacements,
     ratio_targets,
+    target_count,
     word_positions,
 )
-from dialshift.shifts.words import Vocabulary, is_name_like, substitute, token_spans, tokenize
+from dialshift.shifts.words import (
+    Vocabulary,
+    is_name_like,
+    is_word,
+    protected_spans,
+    substitute,
+    token_spans,
+    tokenize,
+)
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -49,24 +62,48 @@ def ratio_name(prefix: str, ratio: float) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
-    return tuple(tokenize(text)), tuple(token_spans(text))
+def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], frozenset[int]]:
+    spans = token_spans(text)
+    guarded = protected_spans(text)
+    inside = frozenset(k for k, (start, end) in enumerate(spans)
+                       if any(start < stop and begin < end for begin, stop in guarded))
+    return tuple(tokenize(text)), tuple(spans), inside
+
+
+def synonym_table_digest(synonyms: SynonymTable) -> str:
+    """What decides a synonym table's answers: its WordNet database, vocabulary and rules."""
+    from dialshift.wordnet import wordnet_fingerprint
+
+    wordnet = synonyms.wordnet
+    source = wordnet_fingerprint(wordnet) if hasattr(wordnet, "root") else type(wordnet).__qualname__
+    vocabulary = synonyms.vocabulary
+    return digest(source, sorted(vocabulary.counts.items()), vocabulary.case_sensitive,
+                  synonyms.exclude_number_senses, repr(synonyms.rules))
+
+
+def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
+    """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
+    synonyms.precompute([token for turns in dialogues for turn in turns for token in _tokenized(turn)[0]
+                         if is_word(token)], num_proc)
 
 
 @dataclass(frozen=True)
 class TokenizedContext:
-    """A context cut into tokens once: tokens and spans per turn, and the ``(turn, index)`` of every word."""
+    """A context cut into tokens once: tokens and spans per turn, the ``(turn, index)`` of every word, and the
+    ``(turn, index)`` of the tokens inside a URL or address (never targets)."""
 
     turns: tuple[str, ...]
     tokens: tuple[tuple[str, ...], ...]
     spans: tuple[tuple[tuple[int, int], ...], ...]
     positions: tuple[tuple[int, int], ...]
+    protected: frozenset = frozenset()
 
     @classmethod
     def of(cls, turns: Sequence[str]) -> "TokenizedContext":
         cut = [_tokenized(text) for text in turns]
-        tokens = tuple(t for t, _ in cut)
-        return cls(tuple(turns), tokens, tuple(s for _, s in cut), tuple(word_positions(tokens)))
+        tokens = tuple(t for t, _, _ in cut)
+        protected = frozenset((t, k) for t, (_, _, inside) in enumerate(cut) for k in inside)
+        return cls(tuple(turns), tokens, tuple(s for _, s, _ in cut), tuple(word_positions(tokens)), protected)
 
     @property
     def num_tokens(self) -> int:
@@ -79,8 +116,8 @@ class TokenizedContext:
         """Whether each word (in :attr:`positions` order) can be a target: it has a valid synonym and, under the
         content-word rule, is not a capitalised word inside a sentence (a likely name: ``Jack``, ``Sue``)."""
         names = synonyms.rules.content_words
-        return [synonyms.replaceable(self.tokens[t][i]) and not (names and is_name_like(self.tokens[t], i))
-                for t, i in self.positions]
+        return [(t, i) not in self.protected and synonyms.replaceable(self.tokens[t][i])
+                and not (names and is_name_like(self.tokens[t], i)) for t, i in self.positions]
 
     def replace(self, targets: Sequence[int], replace: Callable[[str], str]) -> ShiftResult:
         """Replace the words at ``targets`` (indices into :attr:`positions`) and keep everything else verbatim."""
@@ -110,6 +147,7 @@ class UnknownWord(Shift):
 
     name = "uw"
     Params = RatioParams
+    languages = ("en",)
 
     def __init__(self, params=None, *, synonyms: SynonymTable, **kwargs):
         super().__init__(params, **kwargs)
@@ -127,17 +165,31 @@ class UnknownWord(Shift):
     def key(self) -> str:
         return ratio_name("uw", self.params.ratio)
 
-    def targets(self, context: TokenizedContext, rng: InstanceRandom) -> list[int] | None:
+    def targets(self, context: TokenizedContext, rng: InstanceRandom) -> list[int] | Skipped:
         replaceable = context.replaceable(self.synonyms)
-        return ratio_targets(context.num_tokens, replaceable, self.params.ratio, rng(self.key), self.params.rounding)
+        params = self.params
+        needed, found = target_count(context.num_tokens, params.ratio, params.rounding), sum(replaceable)
+        if needed == 0:
+            return Skipped("too_few_tokens", f"{context.num_tokens} tokens x {params.ratio} rounds to 0 targets")
+        if found == 0:
+            return Skipped("no_eligible_word", f"none of the {len(replaceable)} words has an unknown synonym")
+        if found < needed:
+            return Skipped("below_ratio", f"{found} replaceable words, {needed} needed")
+        return ratio_targets(context.num_tokens, replaceable, params.ratio, rng(self.key), params.rounding)
 
     def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
         return self.synonyms.replace
 
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
+    def resource_digest(self) -> str:
+        return synonym_table_digest(self.synonyms)
+
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        prepare_synonyms(self.synonyms, dialogues, num_proc)
+
+    def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
         targets = self.targets(context, rng)
-        return None if targets is None else context.replace(targets, self.replacer(rng))
+        return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng))
 
 
 @dataclass(frozen=True)
@@ -169,6 +221,9 @@ class KnownWord(UnknownWord):
         generator = rng(ratio_name("kw", self.params.ratio))
         return lambda word: self.known.choose(word, generator)
 
+    def resource_digest(self) -> str:
+        return digest(super().resource_digest(), self.known.words, self.known.rule)
+
 
 @dataclass(frozen=True)
 class ImportanceParams(WordRules):
@@ -187,6 +242,7 @@ class ImportantWord(Shift):
 
     name = "uw_imp"
     Params = ImportanceParams
+    languages = ("en",)
 
     def __init__(self, params=None, *, synonyms: SynonymTable, scores: Mapping[tuple, Sequence], **kwargs):
         super().__init__(params, **kwargs)
@@ -197,14 +253,29 @@ class ImportantWord(Shift):
     def key(self) -> str:
         return f"uw_imp_{self.params.bucket}"
 
-    def apply(self, dialogue: Sequence[str], rng: InstanceRandom) -> ShiftResult | None:
+    def prepare(self, dialogues, num_proc: int = 1) -> None:
+        prepare_synonyms(self.synonyms, dialogues, num_proc)
+
+    def resource_digest(self) -> str:
+        scores = sorted((list(context), [list(map(float, turn)) for turn in values])
+                        for context, values in self.scores.items())
+        return digest(synonym_table_digest(self.synonyms), scores)
+
+    def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
-        buckets = importance_buckets(self.scores[tuple(dialogue)], self.params.num_buckets)
+        scores = self.scores.get(dialogue)
+        if scores is None:
+            where = f"instance {rng.instance_id!r}" if rng is not None else "a context"
+            raise DialshiftError(f"{where}: the context has no word-importance scores (scores= maps each context, a "
+                                 f"tuple of turns, to one score per token); score every context first")
+        buckets = importance_buckets(scores, self.params.num_buckets)
         word_buckets = [buckets[t][i] for t, i in context.positions]
         replaceable = context.replaceable(self.synonyms)
         per_bucket = [bucket_targets(word_buckets, replaceable, b) for b in range(1, self.params.num_buckets + 1)]
-        if any(targets is None for targets in per_bucket):
-            return None
+        empty = [b for b, targets in enumerate(per_bucket, 1) if targets is None]
+        if empty:
+            return Skipped("empty_bucket", f"importance bucket(s) {', '.join(map(str, empty))} have no replaceable "
+                                           "word")
         return context.replace(per_bucket[self.params.bucket - 1], self.synonyms.replace)
 
 

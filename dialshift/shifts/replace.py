@@ -268,8 +268,9 @@ class KnownWords:
             raise DialshiftError(f"unknown KW rule {self.rule!r}; choose one of {', '.join(KW_RULES)}")
         self.words = self.vocabulary.frequent_words(self.min_count)
         if len(self.words) < 2:
-            raise DialshiftError(f"fewer than 2 known words occur more than {self.min_count:,} times in training; "
-                                 "lower the KW threshold")
+            raise DialshiftError(f"fewer than 2 known words occur more than min_count={self.min_count:,} times in "
+                                 f"the training texts ({len(self.vocabulary.counts):,} distinct tokens); pass a "
+                                 "smaller min_count (KnownWord(min_count=...), --kw-min-count) for a small corpus")
         self._farthest: dict[str, str] = {}
         self._rank = {known: rank for rank, known in enumerate(self.words)}
 

@@ -34,6 +34,16 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in TOKEN_RE.finditer(text)]
 
 
+#: URLs (``https://example.com/a``), web addresses (``www.ebay.com``, also spaced out as ``www . ebay.com``) and
+#: e-mail addresses: their words are never replaced.
+PROTECTED_RE = re.compile(r"[a-z][a-z0-9+.-]*://\S+|\bwww\s?\.\s?\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+
+
+def protected_spans(text: str) -> list[tuple[int, int]]:
+    """Character ``(start, end)`` of every URL, web or e-mail address in ``text`` (:data:`PROTECTED_RE`)."""
+    return [match.span() for match in PROTECTED_RE.finditer(text)]
+
+
 def substitute(text: str, spans: list[tuple[int, int]], new_tokens: dict[int, str]) -> str:
     """``text`` with the tokens at the given indices replaced; everything else (spacing included) unchanged."""
     pieces, last = [], 0

@@ -85,7 +85,9 @@ def register_reader(*, read: Callable[[Path], dict], **fields) -> SourceInfo:
 
 def require_file(path: Path) -> Path:
     if not path.is_file():
-        raise SourceError(path, "file not found; check --data-dir / DIALSHIFT_DATA_DIR (see ../shared/data/README.md)")
+        from dialshift.sources.manifest import download_hint
+
+        raise SourceError(path, f"file not found; {download_hint(path)}")
     return path
 
 

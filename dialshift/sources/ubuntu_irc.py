@@ -32,6 +32,7 @@ from pathlib import Path
 
 from dialshift.errors import SourceError
 from dialshift.sources.base import read_lines, register_reader
+from dialshift.sources.manifest import download_hint
 
 FOLDER = "ubuntu_irc"
 SPLITS = {"train": "train", "validation": "dev", "test": "test"}
@@ -129,7 +130,7 @@ def read_split(data_dir: Path, split: str, min_messages: int = MIN_MESSAGES) -> 
     folder = Path(data_dir) / FOLDER / SPLITS[split]
     logs: dict[str, Path] = {}
     if not folder.is_dir():
-        raise SourceError(folder, "folder not found; check --data-dir / DIALSHIFT_DATA_DIR")
+        raise SourceError(folder, f"folder not found; {download_hint(folder)}")
     for path in sorted(folder.glob("*.raw.txt")):
         logs[path.name.split(".")[0]] = path
     clusters_path = Path(data_dir) / FOLDER / f"gold.{SPLITS[split]}.clusters.txt"

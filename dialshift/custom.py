@@ -1,0 +1,133 @@
+"""Your own shifted configs as a dataset folder that ``dialshift score``, ``evaluate`` and the plots read by name.
+
+:func:`custom_config` declares a config of family ``custom``: its name, the scoring task, a description, the shift
+that made it (its parameters are stored in the typed config; the shift's name and class give the curve group) and
+the config it is compared with (``baseline``, e.g. the unshifted corpus written beside it). :func:`write_custom_folder`
+writes ``{config: Dataset or DatasetDict}`` with those typed configs into a Hub dataset folder (parquet + card, as
+``dialshift build`` writes its own), so every command finds each config under its own name and labels it with its
+own description::
+
+    shifted, report = shift_dataset(test, UnknownWord.for_corpus(texts, ratio=0.3), return_report=True)
+    configs = [custom_config("my_source", task="response_ranking", description="my corpus, unshifted"),
+               custom_config("my_uw", task="response_ranking", description="UW 0.30 of my corpus",
+                             shift=unknown, baseline="my_source", report=report)]
+    write_custom_folder("build/mine", {"my_source": test, "my_uw": shifted}, configs)
+"""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
+from dialshift.errors import DialshiftError
+
+FAMILY = "custom"
+#: Parameters that place a shifted config on its curve's x axis, in order of preference.
+INTENSITY_PARAMETERS = ("ratio", "deleted", "turns", "bucket", "count", "probability")
+
+
+def custom_config(name: str, *, task: str, description: str, shift=None, baseline: str | None = None,
+                  intensity: float | None = None, intensity_label: str | None = None, report=None,
+                  splits: Sequence[str] = ("test",)) -> BenchmarkConfig:
+    """A typed config of family ``custom``; with ``shift`` it is a shifted config on the curve of that shift (x:
+    ``intensity``, default the first of :data:`INTENSITY_PARAMETERS` the shift has, else 1), and its parameters
+    are the shift's (plus ``shift``: its name, and ``skipped``: a :class:`~dialshift.shifts.ShiftReport`'s counts)."""
+    from dialshift.registry import tasks
+
+    if task not in tasks():
+        raise DialshiftError(f"config {name!r}: no scoring task {task!r}; the tasks are {', '.join(tasks())}")
+    if shift is None:
+        return BenchmarkConfig(name, FAMILY, task, description, splits=tuple(splits),
+                               baselines=_baselines(name, baseline))
+    parameters = shift.parameters()
+    if intensity is None:
+        axis = next((key for key in INTENSITY_PARAMETERS if isinstance(parameters.get(key), (int, float))), None)
+        intensity = float(parameters[axis]) if axis else 1.0
+    else:
+        axis = "intensity"
+    group = ShiftGroup(shift.name, shift.name.upper(), f"{FAMILY}_{shift.name}", f"{type(shift).__name__} "
+                       f"({description})", axis or "intensity")
+    stored = {**parameters, "shift": shift.name, "stream": shift.key}
+    if report is not None:
+        stored["skipped"] = dict(report.skipped)
+    return BenchmarkConfig(name, FAMILY, task, description, group, float(intensity),
+                           intensity_label or f"{intensity:g}", stored, tuple(splits),
+                           baselines=_baselines(name, baseline))
+
+
+def _baselines(name: str, baseline: str | None) -> tuple:
+    if baseline is None:
+        return ()
+    return (Baseline(baseline, "corpus", f"the configuration {name} was made from, on the instances both hold"),)
+
+
+def card_section(configs: Sequence[BenchmarkConfig]) -> str:
+    """The card's ``custom`` section: each config's description, shift parameters and baseline."""
+    lines = ["## Custom configs", "", "Configs written with `dialshift shift` or `dialshift.custom.write_custom_folder`"
+             " (family `custom`).", "", "| config | task | description | shift parameters | baseline |",
+             "|---|---|---|---|---|"]
+    for config in configs:
+        parameters = ", ".join(f"{key}={value}" for key, value in sorted(config.parameters.items())) or "-"
+        baseline = ", ".join(item.config for item in config.baselines) or "-"
+        lines.append(f"| `{config.name}` | {config.task} | {config.description} | {parameters} | {baseline} |")
+    return "\n".join(lines)
+
+
+def write_custom_folder(out_dir, datasets: Mapping, configs: Sequence[BenchmarkConfig], *,
+                        pretty_name: str = "dialshift-custom", progress: bool = False) -> Path:
+    """Write ``{config: Dataset | DatasetDict}`` (a plain ``Dataset`` is the ``test`` split) with their typed
+    ``configs`` into the dataset folder ``out_dir`` (new, empty, or written by dialshift before: its other configs
+    are kept); return its path."""
+    from datasets import Dataset
+
+    from dialshift.hub.card import FamilyCard
+    from dialshift.hub.ownership import owned_files
+    from dialshift.hub.reading import folder_configs
+    from dialshift.hub.writing import write_hub_folder
+
+    kept = {}
+    if Path(out_dir).is_dir() and owned_files(out_dir) is not None and (Path(out_dir) / "README.md").is_file():
+        kept = {name: config for name, config in folder_configs(out_dir).items() if name not in datasets}
+    by_name = {**kept, **{config.name: config for config in configs}}
+    missing = sorted((set(datasets) ^ set(by_name)) - set(kept))
+    missing = sorted(set(datasets) ^ set(by_name))
+    if missing:
+        raise DialshiftError(f"config {missing[0]!r} has a dataset but no config, or a config but no dataset: give "
+                             "both for every config")
+    splits = {}
+    for name, data in datasets.items():
+        splits[name] = {"test": data} if isinstance(data, Dataset) else dict(data)
+        for split, dataset in splits[name].items():
+            ids = dataset["id"] if "id" in dataset.column_names else None
+            if ids is None:
+                raise DialshiftError(f"config {name!r} split {split!r}: no 'id' column (scoring joins by id)")
+            if len(set(ids)) != len(ids):
+                raise DialshiftError(f"config {name!r} split {split!r}: ids repeat (e.g. seeds_per_instance with "
+                                     "include_original); a config holds each id once")
+        declared = set(by_name[name].splits)
+        if set(splits[name]) != declared:
+            raise DialshiftError(f"config {name!r}: splits {sorted(splits[name])} but the config declares "
+                                 f"{sorted(declared)}")
+    for config in by_name.values():
+        for baseline in config.baselines:
+            if baseline.config not in by_name:
+                raise DialshiftError(f"config {config.name!r}: baseline {baseline.config!r} is not written with it; "
+                                     "write the unshifted data as a config too")
+    card = FamilyCard(FAMILY, card_section([by_name[name] for name in sorted(by_name)]))
+    metadata = {config.name: {"config": config.to_dict(), "facts": {}} for config in configs}
+    return write_hub_folder(out_dir, splits, [card], keep=sorted(kept), metadata=metadata, pretty_name=pretty_name,
+                            progress=progress)
+
+
+def training_texts(dataset, context_column: str = "context", turn_separator: str | None = None):
+    """The texts a UW/KW vocabulary is counted from: every context turn, and the gold response (a ``response``
+    column, or ``candidates[label]``) when the rows have one, as Lee et al.'s vocabulary of the training dialogues."""
+    from dialshift.shifts.dataset import split_turns
+
+    for row in dataset:
+        context = row[context_column]
+        yield from (split_turns(context, turn_separator) if isinstance(context, str) and turn_separator
+                    else ([context] if isinstance(context, str) else context))
+        if isinstance(row.get("response"), str):
+            yield row["response"]
+        elif isinstance(row.get("candidates"), list) and isinstance(row.get("label"), int):
+            yield row["candidates"][row["label"]]
