@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, get_logger, train
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
 
@@ -161,9 +161,9 @@ class DebiasTask(Task):
         self.bias_summary = {"train_accuracy": accuracy, "weight": self.biased.weight.tolist(),
                              "bias": self.biased.bias.tolist(), "features": [
                                  "JS_morph(c, r)", "JS_morph(u_k, r)", "JS_subword(c, r)", "JS_subword(u_k, r)"]}
-        self.accelerator.print(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
+        get_logger().info(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
 
-    def optimizer(self, model, args: TrainingArguments):
+    def optimizer(self, model, args):
         import torch
 
         return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
@@ -182,8 +182,6 @@ class DebiasTask(Task):
         from dialshift.models.debias import drift_loss
 
         rows, ums_seed = batch
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
-        rows = rows[share]
         indices = [row * self.pairs_per_row + k for row in rows for k in range(self.pairs_per_row)]
         pairs = [self.pairs[i] for i in indices]
         device = self.accelerator.device
@@ -240,12 +238,17 @@ class DebiasTask(Task):
 
     # --- selection -----------------------------------------------------------------------------------------------
 
-    def validate(self, model):
-        unwrapped = self.accelerator.unwrap_model(model)
-        scores = response_scores(unwrapped, self.encoder, candidate_pairs(self.validation), self.args.eval_batch_size,
-                                 self.accelerator.device).reshape(len(self.validation["id"]), -1)
-        unwrapped.train()
-        return float(np.mean(scores.argmax(axis=1) == np.asarray(self.validation["label"]))), {}
+    def validation_size(self):
+        return len(self.validation["id"])
+
+    def validation_outputs(self, model, rows):
+        share = {key: [self.validation[key][row] for row in rows] for key in ("context", "candidates")}
+        scores = response_scores(model, self.encoder, candidate_pairs(share), self.args.eval_batch_size,
+                                 self.accelerator.device).reshape(len(rows), -1)
+        return {"scores": scores}
+
+    def validation_score(self, outputs):
+        return float(np.mean(outputs["scores"].argmax(axis=1) == np.asarray(self.validation["label"]))), {}
 
     def save(self, model, output_dir):
         state = {k: v for k, v in model.state_dict().items() if not k.startswith("ums_head.")}
@@ -340,12 +343,12 @@ def predictions_ownership(args) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
         if args.predictions:  # before training: a bad --predictions fails at once
             arguments.check_output_dir(args.predictions, **predictions_ownership(args))
-        hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
-        meta = train(DebiasTask(args), TrainingArguments.from_namespace(args), hyperparameters)
+        meta = train(DebiasTask(args), args)
         if meta is not None and args.predictions:
             import torch
 

@@ -18,10 +18,8 @@ Output: DIR/<config>/seed_<s>/{model (weights removed unless --keep-models),
 predictions/<method>/<split>/<config>.jsonl, results/<method>/<split>/results.json, outputs.npz};
 DIR/summary.json and DIR/summary.md (mean, sample sd, min and max over seeds, test beside cov_test);
 DIR/confusion_<config>.png (Maha, first seed: test, cov_test without rejection, cov_test).
-With `--objective dcloos` the classifier is trained as DCLOOS's pseudo k+1 model instead (K + 1 outputs; in-scope
-utterances, open-domain outliers from `--dcloos-outliers` and convex combinations of in-scope features of two classes,
-the last two labelled `oos`; cross-entropy on logits / `--dcloos-temperature`; the weights with the best K + 1
-validation accuracy kept) and scored as the method `dcloos` (argmax over K + 1). ODIST is not implemented.
+With `--objective dcloos` the classifier is DCLOOS's pseudo k+1 model instead (K + 1 outputs, trained with open-domain
+and convex pseudo outliers labelled `oos`), scored as the method `dcloos`. ODIST is not implemented.
 """
 
 import argparse
@@ -81,19 +79,14 @@ def parse_args(argv=None):
     p.add_argument("--cosine-scoring", choices=COSINE_SCORING, default="nearest",
                    help="Cosine's score: the largest cosine similarity to every training feature ('nearest', default, "
                         "as the method's released code) or to the class centroids ('centroid')")
-    p.add_argument("--knn-neighbors", type=arguments.positive_int, default=20,
-                   help="KNN-C: neighbours of the local outlier factor")
-    p.add_argument("--adb-epochs", type=arguments.positive_int, default=100,
-                   help="ADB: most boundary-learning epochs (ADB's default)")
+    p.add_argument("--knn-neighbors", type=arguments.positive_int, default=20, help="KNN-C: neighbours of the LOF")
+    p.add_argument("--adb-epochs", type=arguments.positive_int, default=100, help="ADB: most boundary epochs")
     p.add_argument("--adb-patience", type=arguments.positive_int, default=10,
-                   help="ADB: stop after this many epochs without a better in-scope validation macro-F1 (ADB's "
-                        "wait_patient)")
+                   help="ADB: epochs without a better in-scope validation macro-F1 before it stops (wait_patient)")
     p.add_argument("--adb-dropout-passes", type=arguments.non_negative_int, default=5,
-                   help="ADB: passes over the training utterances with dropout active; the boundary loss reads one "
-                        "per epoch in turn, as ADB's code draws fresh dropout features every epoch (0: eval-mode "
-                        "features, boundaries at the median distance)")
-    p.add_argument("--replicates", type=arguments.positive_int, default=200,
-                   help="bootstrap replicates of each scored file")
+                   help="ADB: passes over the training utterances with dropout active, one read per epoch in turn, as "
+                        "ADB's code draws fresh dropout features every epoch (0: eval-mode features)")
+    p.add_argument("--replicates", type=arguments.positive_int, default=200, help="bootstrap replicates per file")
     p.add_argument("--keep-models", action="store_true", help="keep the fine-tuned weights of every seed")
     args = p.parse_args(argv)
     if args.objective == "dcloos":
@@ -138,14 +131,19 @@ class IntentTask(Task):
     def loss(self, model, rows):
         import torch
 
-        rows = rows[self.accelerator.process_index :: self.accelerator.num_processes]
         device = self.accelerator.device
         logits = model(**self.encoder.batch([self.texts[r] for r in rows], device)).logits
         return torch.nn.functional.cross_entropy(logits, torch.as_tensor(self.labels[rows], device=device))
 
-    def validate(self, model):
-        out = self.encoder.outputs(model, self.val_texts, self.args.eval_batch_size, self.accelerator.device)
-        return float(np.mean(out.logits.argmax(axis=1) == self.val_labels)), {}
+    def validation_size(self):
+        return len(self.val_texts)
+
+    def validation_outputs(self, model, rows):
+        texts = [self.val_texts[row] for row in rows]
+        return {"logits": self.encoder.outputs(model, texts, self.args.eval_batch_size, self.accelerator.device).logits}
+
+    def validation_score(self, outputs):
+        return float(np.mean(outputs["logits"].argmax(axis=1) == self.val_labels)), {}
 
     def describe(self):
         return {"backbone": self.backbone, "model_argument": self.args.model, "max_length": self.args.max_length,
@@ -191,8 +189,7 @@ class DcloosTask(IntentTask):
 
         from dialshift.models.open_world import convex_pairs
 
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
-        rows, outliers = batch["rows"][share], list(batch["outliers"])[share]
+        rows, outliers = batch["rows"], list(batch["outliers"])
         device = self.accelerator.device
         texts = [self.texts[r] for r in rows] + [self.outliers[o] for o in outliers]
         labels = np.concatenate([self.labels[rows], np.full(len(outliers), self.oos)])
@@ -219,6 +216,8 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
     import torch
     from transformers import AutoModelForSequenceClassification
 
+    from dialshift.training import recorded_options
+
     model_dir = out / "model"
     task = (DcloosTask if args.objective == "dcloos" else IntentTask)(args, loaded, seed)
     resume = args.resume_from_checkpoint
@@ -226,7 +225,7 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
         resume = None  # this seed saved no checkpoint yet: it starts afresh
     train_args = dataclasses.replace(TrainingArguments.from_namespace(args), output_dir=model_dir, seed=seed,
                                      resume_from_checkpoint=resume)
-    hyper = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress", "dataset")}
+    hyper = recorded_options(args, "dataset")
     started = time.perf_counter()
     meta = train(task, train_args, {**hyper, "config": config, "seed": seed})
     train_seconds = time.perf_counter() - started
@@ -253,8 +252,10 @@ def run_seed(args, config: str, loaded: dict, seed: int, out: Path) -> dict:
 def main(argv=None) -> int:
     from dialshift.io import write_json_atomic
     from dialshift.plots import open_world_confusion_figure
+    from dialshift.training import configure_logging
 
     args = parse_args(argv)
+    configure_logging()
     out = Path(args.output_dir)
     try:
         arguments.claim_output_dir(out, "trainers/open_world.py", inputs=(args.model, args.dataset),
