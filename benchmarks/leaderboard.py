@@ -1,4 +1,4 @@
-"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build (issue 13, section 5).
+"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build.
 
 Builds nothing: pass a folder from `dialshift build --family dailydialog --out DIR`. For each of four methods it
 writes a synthetic submission (every config of the family with a test split, full test splits, 10-way
@@ -27,6 +27,7 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
 
     from dialshift.hub import data_files, folder_configs
     from dialshift.scoring.gold import config_fingerprints
+    from dialshift.scoring.predictions import write_predictions
 
     files = data_files(dataset)
     configs = folder_configs(dataset)
@@ -44,9 +45,8 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
         logits[np.arange(len(ids)), labels] += 1.5
         probabilities = np.exp(logits - logits.max(1, keepdims=True))
         probabilities /= probabilities.sum(1, keepdims=True)
-        with open(out / "predictions" / f"{name}.jsonl", "w") as handle:
-            for uid, score, probability in zip(ids, logits.round(5).tolist(), probabilities.tolist(), strict=True):
-                handle.write(json.dumps({"id": uid, "scores": score, "probabilities": probability}) + "\n")
+        write_predictions(out / "predictions" / f"{name}.jsonl", config.task, ids,
+                          {"scores": logits, "probabilities": probabilities}, digits={"scores": 5})
         lines += len(ids)
     (out / "submission.json").write_text(json.dumps({
         "model": "synthetic-ranker", "method": method, "link": "https://example.org/synthetic", "licence": "cc0-1.0",

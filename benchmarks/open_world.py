@@ -40,9 +40,11 @@ def train_rate(task, steps: int) -> float:
 
 
 def main(argv=None) -> int:
-    from open_world import DcloosTask, IntentTask, load_config, parse_args, write_predictions
+    from open_world import DcloosTask, IntentTask, parse_args
 
+    from dialshift.models.open_world_data import load_open_world_config
     from dialshift.scoring import ScoringSettings, score_files
+    from dialshift.scoring.predictions import write_predictions
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True)
@@ -50,7 +52,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", default="tiny")
     p.add_argument("--steps", type=int, default=5)
     args = p.parse_args(argv)
-    loaded = load_config(args.dataset, args.config)
+    loaded = load_open_world_config(args.dataset, args.config)
     rates = {}
     with tempfile.TemporaryDirectory() as folder:
         for objective, task_class in (("ce", IntentTask), ("dcloos", DcloosTask)):
@@ -59,9 +61,9 @@ def main(argv=None) -> int:
             rates[objective] = train_rate(task_class(trainer_args, loaded, seed=0), args.steps)
         data = loaded["data"]["cov_test"]
         rng = np.random.default_rng(0)
-        path = write_predictions(Path(folder) / f"{args.config}.jsonl", list(data["id"]),
-                                 rng.integers(0, len(loaded["names"]), len(data)), rng.random(len(data)),
-                                 len(loaded["names"]))
+        path = write_predictions(Path(folder) / f"{args.config}.jsonl", "open_world_intent", data["id"],
+                                 {"prediction": rng.integers(0, len(loaded["names"]), len(data)),
+                                  "score": rng.random(len(data))})
         started = time.perf_counter()
         score_files({args.config: path}, ScoringSettings(Path(args.dataset), split="cov_test", replicates=1000))
         score_seconds = time.perf_counter() - started

@@ -13,7 +13,7 @@ real run does.
 Training: ``trainers/ranker.py`` for ``--train-steps`` steps; steps/s of the optimisation steps alone.
 Without ``--model-dir`` a MiniLM ranker is trained for the benchmark (that run also gives the training figure).
 
-Library against the plain loop (issue 16), in the same run: training steps/s of ``trainers/ranker.py`` against a
+Library against the plain loop, in the same run: training steps/s of ``trainers/ranker.py`` against a
 plain PyTorch loop (same backbone, batch of 12 x 10 candidates, padding to the step's longest pair, AdamW, tokenizer
 called every step), and model-side scoring pairs/s of the library (tokens encoded once, length-sorted, pinned) against
 a plain batched loop (tokenizer per batch, input order). ``--precision`` is passed to both library paths (default
@@ -101,10 +101,10 @@ def plain_scoring(ranker, pairs, batch_size: int) -> float:
 
 
 def library_scoring(model_dir, pairs, batch_size: int, device: str, precision: str) -> tuple[float, float]:
-    """``(model-side pairs/s, encoding pairs/s)`` of :func:`dialshift.ranking.scoring.score_pairs` on pairs encoded
+    """``(model-side pairs/s, encoding pairs/s)`` of :func:`dialshift.ranking.inference.score_pairs` on pairs encoded
     once (the cost every later pass, seed and method skips)."""
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import encode, score_pairs
+    from dialshift.ranking.inference import encode, score_pairs
 
     precision = resolve_precision(precision, device, "scoring")
     ranker = load_ranker(model_dir, device=device, attn_implementation=resolve_attention("auto", precision),

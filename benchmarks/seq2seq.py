@@ -68,6 +68,7 @@ def scoring(args) -> dict:
     import numpy as np
 
     from dialshift.scoring import ScoringSettings, score_files
+    from dialshift.scoring.predictions import write_predictions
     from trainers.seq2seq import load_rows
 
     rng = np.random.default_rng(0)
@@ -77,13 +78,11 @@ def scoring(args) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         files, rows = {}, 0
         for name in names:
-            path = Path(folder) / f"{name}.jsonl"
-            with open(path, "w") as handle:
-                for row in load_rows(args.dataset, name, "test"):
-                    scores = rng.random(len(row["context"])) * 2
-                    handle.write(json.dumps({"id": row["id"], "attention_scores": scores.tolist()}) + "\n")
-                    rows += 1
-            files[name] = path
+            test = load_rows(args.dataset, name, "test")
+            files[name] = write_predictions(Path(folder) / f"{name}.jsonl", "attention_distribution",
+                                            [row["id"] for row in test],
+                                            {"attention_scores": [rng.random(len(row["context"])) * 2 for row in test]})
+            rows += len(test)
         started = time.perf_counter()
         score_files(files, ScoringSettings(dataset=Path(args.dataset), replicates=args.replicates))
         seconds = time.perf_counter() - started

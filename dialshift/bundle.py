@@ -1,6 +1,6 @@
 """The GPU bundle: everything a bare remote GPU machine needs to run the full Lee et al. protocol, in under 60 MiB.
 
-A remote machine (issue 16) runs each command for at most 10 minutes, carries at most 64 MiB of files to it, starts
+A lent remote machine runs each command for at most 10 minutes, carries at most 64 MiB of files to it, starts
 bare with torch, transformers, accelerate, pyarrow and scikit-learn, and brings back at most 8 files of 16 MB.
 ``dialshift bundle create`` assembles, from a built dataset folder and the installed backbone::
 
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dialshift.across_seeds import format_spread, spread
 from dialshift.errors import DialshiftError
 
 BUNDLE_FILE = "bundle.json"
@@ -50,7 +51,7 @@ DEFAULT_WORK = "/tmp/dialshift-gpu-work"
 #: The files of the trainers (``trainers/``, installed as ``dialshift_trainers``) a bundle carries.
 TRAINER_FILES = ("__init__.py", "ranker.py")
 
-#: Throughputs on one H100 measured in issue 16 (the plain loop and the model-side scoring figures); the
+#: Throughputs measured on one H100 (the plain loop and the model-side scoring figures; docs/full_scale.md); the
 #: estimates of :func:`plan` use them. ``train_steps_per_second`` is the target of the library path (the plain
 #: loop ran 30.1 in TF32); the measured figure of the old path, 12.4, is kept to say what a slow remote costs.
 H100 = {"start_seconds": 45.0, "train_steps_per_second": 28.0, "old_train_steps_per_second": 12.4,
@@ -394,7 +395,7 @@ def encoded_on_disk(ranker, pairs, cache: Path | None):
     """The pairs encoded once per machine: loaded from ``cache`` (a ``.npz`` in the work folder, keyed by the
     tokenizer, the max length and the pairs) when an earlier step of the same warm machine wrote it."""
     from dialshift.models.ranker import EncodedPairs, tokenizer_key
-    from dialshift.ranking.scoring import encode
+    from dialshift.ranking.inference import encode
 
     if cache is None:
         return encode(ranker, pairs)
@@ -418,7 +419,7 @@ def _score(model_dir, pairs, rows, protocol, precision, dropout_seeds=(None,), p
     import torch
 
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import score_pairs
+    from dialshift.ranking.inference import score_pairs
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = resolve_precision(precision, device, "scoring")
@@ -574,14 +575,6 @@ def run_step(bundle, step: str, out, work=DEFAULT_WORK, progress: bool = False) 
 HEADLINE = ("recall@1", "brier", "ece")
 
 
-def _spread(values) -> dict:
-    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
-    if not len(values):
-        return {"mean": None, "sd": None, "min": None, "max": None, "n": 0}
-    return {"mean": float(values.mean()), "sd": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-            "min": float(values.min()), "max": float(values.max()), "n": int(len(values))}
-
-
 def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, progress: bool = False) -> dict:
     """Predictions, ``results.json`` (through :mod:`dialshift.scoring`) and the across-seed tables of the returned
     logits: per seed vanilla, temperature (``T`` fitted here on the returned validation logits) and dropout; the
@@ -690,13 +683,13 @@ def summarise(documents: dict, configs: list, temperatures: dict, protocol: dict
             row = {}
             for metric in HEADLINE:
                 values = [doc["results"][name][metric] for doc in by_seed.values()]
-                row[metric] = _spread(values)
+                row[metric] = spread(values)
                 if method == "ensemble":
                     row[metric]["interval"] = next(iter(by_seed.values()))["intervals"][name][metric]
             relative = [doc["results"][name]["recall@1"] / doc["results"][unshifted]["recall@1"]
                         for doc in by_seed.values() if unshifted in doc["results"]
                         and doc["results"][unshifted]["recall@1"]]
-            row["relative_recall@1"] = _spread(relative)
+            row["relative_recall@1"] = spread(relative)
             row["instances"] = next(iter(by_seed.values()))["results"][name]["instances"]
             rows[name] = row
         table[method] = {"seeds": sorted(s for s in by_seed if s >= 0), "configs": rows}
@@ -710,12 +703,10 @@ def summarise(documents: dict, configs: list, temperatures: dict, protocol: dict
 
 
 def _cell(stat: dict) -> str:
-    if stat["mean"] is None:
-        return "–"
-    if "interval" in stat and stat["interval"]:
+    if stat["mean"] is not None and stat.get("interval"):
         low, high = stat["interval"]
         return f"{stat['mean']:.3f} [{low:.3f}, {high:.3f}]"
-    return f"{stat['mean']:.3f} ± {stat['sd']:.3f}" if stat["n"] > 1 else f"{stat['mean']:.3f}"
+    return format_spread(stat)
 
 
 def summary_markdown(summary: dict) -> str:

@@ -31,10 +31,10 @@ def custom_config(name: str, *, task: str, description: str, shift=None, baselin
     """A typed config of family ``custom``; with ``shift`` it is a shifted config on the curve of that shift (x:
     ``intensity``, default the first of :data:`INTENSITY_PARAMETERS` the shift has, else 1), and its parameters
     are the shift's (plus ``shift``: its name, and ``skipped``: a :class:`~dialshift.shifts.ShiftReport`'s counts)."""
-    from dialshift.registry import tasks
+    from dialshift.registry import task_names
 
-    if task not in tasks():
-        raise DialshiftError(f"config {name!r}: no scoring task {task!r}; the tasks are {', '.join(tasks())}")
+    if task not in task_names():
+        raise DialshiftError(f"config {name!r}: no scoring task {task!r}; the tasks are {', '.join(task_names())}")
     if shift is None:
         return BenchmarkConfig(name, FAMILY, task, description, splits=tuple(splits),
                                baselines=_baselines(name, baseline))

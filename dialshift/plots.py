@@ -5,6 +5,8 @@
 * :func:`draw_reliability`: the same diagram from already binned results (``results.json``'s ``reliability``).
 * :func:`shift_curves`: R@1 / Brier / ECE (any metrics) against shift intensity, one line per method, with optional
   bootstrap-interval bands, as in Figure 2 of Lee et al. (2022).
+* :func:`open_world_confusion_figure`: confusion matrices of an open-world method on test and cov_test, with the
+  closed-world matrix of cov_test between them (Figure 1 of Khosla and Gangadharaiah, 2022).
 * :func:`save_figure`: write a figure atomically (PNG, PDF, SVG: from the file suffix).
 """
 
@@ -19,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from dialshift.errors import DialshiftError  # noqa: E402
 from dialshift.metrics import ece  # noqa: E402
 
 METRIC_LABELS = {
@@ -198,3 +201,50 @@ def save_figure(figure: Figure, path, dpi: int = 150) -> Path:
     with atomic_output(path) as temporary:
         figure.savefig(temporary, format=file_format, dpi=dpi, bbox_inches="tight")
     return path
+
+
+def open_world_confusion_figure(saved, names: list[str], path, method: str = "maha", layout: str = "figure1") -> Path:
+    """The paper's confusion matrices of ``method``. ``layout="figure1"`` (Figure 1): test (open world), cov_test
+    in-scope utterances without rejection (closed world: covariate shift alone) and cov_test (open world: both
+    shifts), in a row. ``layout="appendix"`` (Figures A1, A2): test above cov_test, the closed world (in-scope
+    utterances, argmax without rejection) left of the open world. ``saved`` maps ``gold/<split>`` and
+    ``<method>/<split>`` to arrays, and ``logits/<split>`` (or ``argmax/<split>``) too: a seed's ``outputs.npz``."""
+    from sklearn.metrics import confusion_matrix
+
+    if layout not in ("figure1", "appendix"):
+        raise DialshiftError(f"open_world_confusion_figure: layout {layout!r} must be 'figure1' or 'appendix'")
+    oos = len(names) - 1
+    labels = list(range(len(names)))
+
+    def closed(split):
+        gold = saved[f"gold/{split}"]
+        argmax = saved[f"argmax/{split}"] if f"argmax/{split}" in saved else \
+            saved[f"logits/{split}"][:, :oos].argmax(axis=1)
+        inside = gold != oos
+        return (f"{split}, in-scope, no rejection", gold[inside], argmax[inside])
+
+    def opened(split):
+        return (f"{split} (open world)", saved[f"gold/{split}"], saved[f"{method}/{split}"])
+
+    if layout == "figure1":
+        panels, shape, size = [opened("test"), closed("cov_test"), opened("cov_test")], (1, 3), (19, 6.4)
+    else:
+        panels, shape, size = [closed("test"), opened("test"), closed("cov_test"), opened("cov_test")], (2, 2), \
+            (13, 12.4)
+    figure, axes = plt.subplots(*shape, figsize=size)
+    for axis, (title, y, p) in zip(axes.flat, panels, strict=True):
+        matrix = confusion_matrix(y, p, labels=labels)
+        axis.imshow(np.log1p(matrix), cmap="Blues")
+        for (i, j), value in np.ndenumerate(matrix):
+            if value:
+                axis.text(j, i, str(value), ha="center", va="center", fontsize=6,
+                          color="white" if value > matrix.max() / 3 else "black")
+        axis.set_xticks(labels, names, rotation=90, fontsize=7)
+        axis.set_yticks(labels, names, fontsize=7)
+        axis.set_title(title, fontsize=9)
+        axis.set_xlabel("predicted")
+        axis.set_ylabel("gold")
+    figure.tight_layout()
+    save_figure(figure, path, dpi=110)
+    plt.close(figure)
+    return Path(path)

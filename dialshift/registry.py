@@ -9,8 +9,10 @@ dataclass (:attr:`Family.options_class`, turned into ``dialshift build`` flags b
 builds configs into a :class:`BuildResult` (datasets plus the per-config *facts* the card reports), and renders its
 card section from those facts alone, so a config kept from an earlier build keeps its facts without being re-read.
 
-Scoring tasks are plug-ins the same way (``dialshift.tasks``; :mod:`dialshift.scoring.tasks`): a config names its
-task, and the task list, ``dialshift score --help``'s table and the Hub task types come from those installed.
+Scoring tasks are plug-ins the same way (``dialshift.tasks``, loaded by
+:func:`dialshift.scoring.tasks.installed_tasks`): a config names its task, and the task list, ``dialshift score
+--help``'s table and the Hub task types come from those installed. Here only their names are read (:func:`task_names`),
+to check every config's task.
 """
 
 import dataclasses
@@ -22,7 +24,8 @@ from dialshift.configs import BenchmarkConfig, expand_patterns
 from dialshift.errors import DialshiftError
 
 ENTRY_POINT_GROUP = "dialshift.families"
-#: The entry-point group of scoring tasks (:class:`dialshift.scoring.tasks.Task` subclasses).
+#: The entry-point group of scoring tasks (:class:`dialshift.scoring.tasks.ScoringTask` subclasses), each entry point
+#: named after its task.
 TASK_ENTRY_POINT_GROUP = "dialshift.tasks"
 
 
@@ -132,7 +135,17 @@ def rows_to_dataset(rows: list[dict], features):
 
 
 class Family:
-    """Base class of a benchmark family. Subclasses set the class attributes and implement the methods."""
+    """Base class of a benchmark family: the extension point for a new benchmark (``tests/toy_family.py`` is the
+    smallest complete one; the families of ``dataset_scripts/`` are the real ones).
+
+    A subclass sets the class attributes (``name``: the ``--family`` name; ``description``, ``license``,
+    ``citation``, ``languages``, ``task_categories``: the card's metadata; ``options_class``: a dataclass of
+    :func:`option` fields, its build flags) and implements :meth:`configs` (typed declarations, no data read),
+    :meth:`build` (rows from ``context.data_dir`` through the shifts of :mod:`dialshift.shifts`, seeded by
+    ``context.seed``) and :meth:`card_section` (from the recorded facts alone). Each config names a scoring task
+    (:class:`~dialshift.configs.BenchmarkConfig`'s ``task``, an installed ``dialshift.tasks`` plug-in) and the
+    configs it is compared with. The family is advertised in the ``dialshift.families`` entry-point group.
+    """
 
     name: str = ""
     description: str = ""
@@ -165,21 +178,31 @@ class Family:
 _FAMILIES: dict[str, Family] | None = None
 
 
+def load_plugins(group: str, base: type, kind: str) -> list:
+    """``[(entry point, instance)]`` of the entry-point ``group``, by entry name: each loaded, instantiated when it is
+    a class, and checked to be a named ``base``; one-line errors naming the ``kind`` of plug-in otherwise."""
+    loaded = []
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            plugin = entry.load()
+        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
+            raise DialshiftError(f"{kind} plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
+        plugin = plugin() if isinstance(plugin, type) else plugin
+        if not isinstance(plugin, base) or not plugin.name:
+            raise DialshiftError(f"{kind} plug-in {entry.name!r} ({entry.value}) is not a named dialshift "
+                                 f"{base.__name__}")
+        loaded.append((entry, plugin))
+    return loaded
+
+
 def _load_families() -> dict[str, Family]:
     found: dict[str, Family] = {}
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            family_class = entry.load()
-        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
-            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        family = family_class() if isinstance(family_class, type) else family_class
-        if not isinstance(family, Family) or not family.name:
-            raise DialshiftError(f"family plug-in {entry.name!r} ({entry.value}) is not a named dialshift Family")
+    for _, family in load_plugins(ENTRY_POINT_GROUP, Family, "family"):
         if family.name in found:
             raise DialshiftError(f"two family plug-ins are named {family.name!r}")
         found[family.name] = family
     names: dict[str, str] = {}
-    known_tasks = tasks()
+    known_tasks = task_names()
     for family in found.values():
         for config in family.configs():
             if config.task not in known_tasks:
@@ -198,51 +221,10 @@ def _load_families() -> dict[str, Family]:
     return found
 
 
-_TASKS: dict | None = None
-
-
-def _load_tasks() -> dict:
-    from dialshift.scoring.tasks import Task
-
-    found = {}
-    entries = sorted(entry_points(group=TASK_ENTRY_POINT_GROUP), key=lambda e: e.name)
-    for entry in entries:
-        try:
-            task_class = entry.load()
-        except Exception as error:  # a broken third-party plug-in must not take the CLI down silently
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) failed to load: {error}") from error
-        task = task_class() if isinstance(task_class, type) else task_class
-        if not isinstance(task, Task) or not task.name:
-            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is not a named dialshift Task")
-        if task.name in found and type(found[task.name]) is not type(task):
-            raise DialshiftError(f"two task plug-ins are named {task.name!r}")
-        found[task.name] = task
-    if not any(entry.value.startswith("dialshift.") for entry in entries):
-        import warnings
-
-        from dialshift.scoring.tasks import BUILTIN_TASKS
-
-        warnings.warn(f"dialshift's installed metadata lists no {TASK_ENTRY_POINT_GROUP!r} entry points (an install "
-                      "older than the source): using the built-in tasks; reinstall it (pip install -e .)",
-                      stacklevel=2)
-        for task_class in BUILTIN_TASKS:
-            found.setdefault(task_class.name, task_class())
-    return found
-
-
-def tasks() -> dict:
-    """Every installed scoring task by name (found through the ``dialshift.tasks`` entry points on first use)."""
-    global _TASKS
-    if _TASKS is None:
-        _TASKS = _load_tasks()
-    return dict(sorted(_TASKS.items()))
-
-
-def get_task(name: str):
-    known = tasks()
-    if name not in known:
-        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(known) or 'none'}")
-    return known[name]
+def task_names() -> list[str]:
+    """The names of the installed scoring tasks, read from the ``dialshift.tasks`` entry points without loading them
+    (:func:`dialshift.scoring.tasks.installed_tasks` loads them; each entry point is named after its task)."""
+    return sorted({entry.name for entry in entry_points(group=TASK_ENTRY_POINT_GROUP)})
 
 
 def families() -> dict[str, Family]:
@@ -254,9 +236,10 @@ def families() -> dict[str, Family]:
 
 
 def reset() -> None:
-    """Forget the discovered families and tasks (tests that install a plug-in call this)."""
-    global _FAMILIES, _TASKS
-    _FAMILIES = _TASKS = None
+    """Forget the discovered families (tests that install a plug-in call this, and
+    :func:`dialshift.scoring.tasks.reset_tasks`)."""
+    global _FAMILIES
+    _FAMILIES = None
 
 
 def get_family(name: str) -> Family:

@@ -43,14 +43,17 @@ def install_toy_plugin(site: Path) -> Path:
 def toy_plugin(tmp_path_factory, monkeypatch):
     """The toy family installed as a plug-in for this test (in-process and for subprocesses via PYTHONPATH)."""
     from dialshift import registry
+    from dialshift.scoring.tasks import reset_tasks
 
     site = install_toy_plugin(tmp_path_factory.mktemp("plugin-site"))
     monkeypatch.syspath_prepend(str(TESTS_DIR))
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(TESTS_DIR), os.environ.get("PYTHONPATH", "")]))
     registry.reset()
+    reset_tasks()
     yield site
     registry.reset()
+    reset_tasks()
 
 
 # ----------------------------------------------------------------------------------------------- hostile-case helpers

@@ -26,9 +26,9 @@ def test_the_toy_family_is_found_through_its_entry_point_only(toy_plugin):
 
 def test_the_toy_task_is_found_through_its_entry_point_only(toy_plugin, capsys):
     from dialshift.leaderboard.export import eval_results
-    from dialshift.scoring import get_task
+    from dialshift.scoring import get_task, installed_tasks
 
-    assert list(registry.tasks()) == ["attention_distribution", "open_world_intent", "pairwise_selection",
+    assert list(installed_tasks()) == ["attention_distribution", "open_world_intent", "pairwise_selection",
                                       "response_ranking", "toy_vote"]
     task = get_task("toy_vote")
     assert task.info("error_rate").higher_is_better is False and task.label("agreement") == "Agreement"
@@ -119,6 +119,25 @@ def test_validate_flags_a_missing_required_config(tmp_path, capsys):
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--model-dir", "m", "--dataset", "d", "--out", "o", "--batch-size", "0"],
+        ["evaluate", "--model-dir", "m", "--dataset", "d", "--out", "o", "--ece-bins", "-2"],
+        ["bundle", "create", "--dataset", "d", "--out", "o", "--max-eval-instances", "0"],
+        ["leaderboard", "score", "s", "--dataset", "d", "--bootstrap", "0"],
+        ["score", "p", "--dataset", "d", "--bootstrap", "0"],
+        ["plot", "reliability", "p.jsonl", "--out", "o.png", "--n-bins", "0"],
+    ],
+)
+def test_positive_integer_options_are_checked_by_the_shared_type(argv, capsys):
+    flag, value = argv[-2:]
+    with pytest.raises(SystemExit) as exit_status:
+        main(argv)
+    assert exit_status.value.code == 2
+    assert f"argument {flag}: must be at least 1, got {value}" in capsys.readouterr().err
 
 
 def test_build_refuses_to_replace_a_foreign_folder(tmp_path, capsys):

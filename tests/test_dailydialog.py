@@ -149,7 +149,7 @@ def test_property_uw_replacements_are_unknown_wordnet_synonyms(built, raw_data_d
                 assert replacement.lower() not in train
                 word = item["original"].lower()
                 if word not in lemmas_of:
-                    # a synonym from a sense that is not a number sense (issue 9: I -> ane, dozen -> xii leaked)
+                    # a synonym from a sense that is not a number sense (I -> ane and dozen -> xii would leak)
                     lemmas_of[word] = {lemma.lower() for s in wordnet.synsets(word)
                                        if not any(is_numeral(name) for name in s.lemma_names())
                                        for lemma in s.lemma_names()}

@@ -178,33 +178,17 @@ def test_unknown_method_and_uncalibrated_predict():
         Method("msp", 2).fit(train, labels).predict(train, 2)
 
 
-# ----------------------------------------------------------------------------------------------- predictions files
-
-
-def test_write_predictions_refuses_unknown_labels(tmp_path):
-    sys.path.insert(0, "trainers")
-    from open_world import write_predictions
-
-    path = write_predictions(tmp_path / "c.jsonl", ["a", "b"], np.array([0, 2]), np.array([0.5, 0.1]), 3)
-    assert [json.loads(line) for line in path.read_text().splitlines()] == [
-        {"id": "a", "prediction": 0, "score": 0.5}, {"id": "b", "prediction": 2, "score": 0.1}]
-    with pytest.raises(DialshiftError, match=r"prediction 7 of 'b' is not a label id \(0..2\)"):
-        write_predictions(tmp_path / "d.jsonl", ["a", "b"], np.array([0, 7]), np.array([0.5, 0.1]), 3)
-
-
 # ----------------------------------------------------------------------------------------------- the trainer
 
 
 def test_dropout_passes_are_seeded_and_leave_the_callers_random_stream_alone():
     import torch
 
-    sys.path.insert(0, "trainers")
-    from open_world import Encoder
-
     from dialshift.models.backbones import load_backbone
+    from dialshift.models.intent_encoder import IntentEncoder
 
     model, tokenizer, _ = load_backbone("tiny", 0, num_labels=3)
-    encoder, texts = Encoder(tokenizer, 16), ["set an alarm", "what is the weather", "play some jazz"]
+    encoder, texts = IntentEncoder(tokenizer, 16), ["set an alarm", "what is the weather", "play some jazz"]
     torch.manual_seed(123)
     state = torch.get_rng_state()
     first = encoder.outputs(model, texts, 2, "cpu", dropout_passes=2, seed=7)
@@ -219,21 +203,19 @@ def test_dropout_passes_are_seeded_and_leave_the_callers_random_stream_alone():
 def test_mean_features_average_the_last_layer_over_real_tokens():
     import torch
 
-    sys.path.insert(0, "trainers")
-    from open_world import Encoder
-
     from dialshift.models.backbones import load_backbone
+    from dialshift.models.intent_encoder import IntentEncoder
 
     model, tokenizer, _ = load_backbone("tiny", 0, num_labels=3)
     texts = ["set an alarm", "what is the weather like in the south of france today"]
-    mean = Encoder(tokenizer, 32, "mean").outputs(model, texts, 2, "cpu")  # one batch: the short text is padded
+    mean = IntentEncoder(tokenizer, 32, "mean").outputs(model, texts, 2, "cpu")  # one batch: the short text is padded
     with torch.no_grad():
         alone = model(**tokenizer([texts[0]], return_tensors="pt"), output_hidden_states=True)
     assert mean.features[0] == pytest.approx(alone.hidden_states[-1][0].mean(dim=0).numpy(), abs=1e-5)
-    pooler = Encoder(tokenizer, 32).outputs(model, texts, 2, "cpu")
+    pooler = IntentEncoder(tokenizer, 32).outputs(model, texts, 2, "cpu")
     assert np.array_equal(mean.logits, pooler.logits) and not np.allclose(mean.features, pooler.features)
     with pytest.raises(DialshiftError, match="features 'cls'"):
-        Encoder(tokenizer, 32, "cls")
+        IntentEncoder(tokenizer, 32, "cls")
 
 
 @pytest.fixture(scope="module")
@@ -298,18 +280,17 @@ def test_trainer_dcloos_objective_on_the_tiny_model(covariate_folder, tmp_path):
 
 
 def test_dcloos_outliers_errors(tmp_path):
-    sys.path.insert(0, "trainers")
-    from open_world import read_outliers
+    from dialshift.models.open_world_data import read_outlier_utterances
 
-    assert read_outliers("none") == []
+    assert read_outlier_utterances("none") == []
     with pytest.raises(DialshiftError, match="is not a file"):
-        read_outliers(str(tmp_path / "missing.txt"))
+        read_outlier_utterances(str(tmp_path / "missing.txt"))
     (tmp_path / "empty.txt").write_text(" __eou__ \n", encoding="utf-8")
     with pytest.raises(DialshiftError, match="holds no utterance"):
-        read_outliers(str(tmp_path / "empty.txt"))
+        read_outlier_utterances(str(tmp_path / "empty.txt"))
     (tmp_path / "binary.txt").write_bytes(b"ok\n\xff\xfe")
     with pytest.raises(DialshiftError, match="is not UTF-8 text"):
-        read_outliers(str(tmp_path / "binary.txt"))
+        read_outlier_utterances(str(tmp_path / "binary.txt"))
 
 
 @pytest.mark.data

@@ -130,22 +130,20 @@ def test_encoder_truncates_the_oldest_turn():
     assert "one" not in tokens  # the oldest turn is cut first
 
 
-def test_legacy_ranker_folder_still_loads(tiny_ranker, tmp_path):
-    """Folders of the first trainer hold dialshift_ranker.json (format dialshift-ranker/1, no task or model class)."""
+def test_a_folder_without_model_metadata_is_not_a_ranker(tiny_ranker, tmp_path):
+    """Only dialshift_model.json makes a folder a ranker (the first trainer's dialshift_ranker.json does not)."""
     import shutil
 
+    from dialshift.errors import DialshiftError
     from dialshift.models.ranker import load_ranker
 
-    legacy = tmp_path / "legacy"
-    shutil.copytree(tiny_ranker, legacy)
-    meta = json.loads((legacy / "dialshift_model.json").read_text())
-    for key in ("task", "model_class", "format"):
-        meta.pop(key)
-    (legacy / "dialshift_ranker.json").write_text(json.dumps({"format": "dialshift-ranker/1", **meta}))
-    (legacy / "dialshift_model.json").unlink()
-    ranker = load_ranker(legacy)
-    assert ranker.meta["task"] == "ranking" and ranker.temperature == meta["temperature"]
-    assert type(ranker.model).__name__ == "BertForSequenceClassification"
+    old = tmp_path / "old"
+    shutil.copytree(tiny_ranker, old)
+    meta = json.loads((old / "dialshift_model.json").read_text())
+    (old / "dialshift_ranker.json").write_text(json.dumps({**meta, "format": "dialshift-ranker/1"}))
+    (old / "dialshift_model.json").unlink()
+    with pytest.raises(DialshiftError, match="not a dialshift ranker \\(no dialshift_model.json"):
+        load_ranker(old)
 
 
 def test_a_folder_of_another_task_is_not_a_ranker(tmp_path):

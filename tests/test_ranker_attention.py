@@ -34,7 +34,7 @@ def distracting_folder(path):
             mask = [0] * slot + [1, 1] + [0] * (len(history) - slot)
             rows.append({"id": f"dd-test-{d:05d}", "dialogue_id": f"dd-test-{d:05d}", "context": context,
                          "response": "fine thanks", "distractor_mask": mask, "distractors": distractors,
-                         "context_turns": len(context), "truncated_turns": []})
+                         "context_turns": len(context), "truncated_turns": [], "shift": None})
         configs[name] = datasets.DatasetDict({"test": to_dataset(rows)})
     return write_hub_folder(path, configs, [], progress=False)
 

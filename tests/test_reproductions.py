@@ -183,10 +183,10 @@ def test_khosla_figures_draw_figure_1_and_the_appendix_layout(khosla, tmp_path, 
     written = khosla.figure(tmp_path / "runs", tmp_path)
     assert [path.name for path in written] == [khosla.FIGURE.name, "figure_a1_clinc14_cov_maha.png"]
     assert shapes == [(1, 3), (2, 2)] and all(path.stat().st_size > 10_000 for path in written)
-    from open_world import confusion_figure
+    from dialshift.plots import open_world_confusion_figure
 
     with pytest.raises(Exception, match="layout 'grid' must be"):
-        confusion_figure({}, ["a", "oos"], tmp_path / "x.png", layout="grid")
+        open_world_confusion_figure({}, ["a", "oos"], tmp_path / "x.png", layout="grid")
 
 
 def test_xing_unigram_of_a_folder_without_the_config_is_a_one_line_error(xing, tmp_path, capsys):

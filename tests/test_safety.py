@@ -1,4 +1,4 @@
-"""Hostile and careless input against build / validate / push / sources / configs (issue 15).
+"""Hostile and careless input against build / validate / push / sources / configs.
 
 Nothing a user owns is ever deleted (each data-loss case builds a real folder with foreign files), two builds into one
 folder merge (a real concurrent pair of processes), a push never deletes remote files it was not asked to (a fake Hub

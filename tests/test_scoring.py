@@ -469,26 +469,38 @@ def test_pairwise_selection_reports_ece_when_probabilities_are_given():
 # ----------------------------------------------------------------------------------------------- task plug-ins
 
 
-def test_pyproject_advertises_the_built_in_tasks_and_a_stale_install_falls_back_to_them(monkeypatch):
+def test_pyproject_advertises_every_built_in_task_under_its_name():
+    import inspect
     from pathlib import Path
 
     from dialshift import registry
-    from dialshift.scoring.tasks import BUILTIN_TASKS
+    from dialshift.scoring import tasks as module
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     advertised = project["project"]["entry-points"]["dialshift.tasks"]
-    assert advertised == {task.name: f"{task.__module__}:{task.__name__}" for task in BUILTIN_TASKS}
-    assert set(registry.tasks()) >= set(advertised)
+    built_in = [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+                if issubclass(cls, module.ScoringTask) and cls is not module.ScoringTask]
+    assert advertised == {task.name: f"{task.__module__}:{task.__name__}" for task in built_in}
+    assert set(module.installed_tasks()) >= set(advertised) and set(registry.task_names()) >= set(advertised)
 
-    monkeypatch.setattr(registry, "entry_points", lambda group: [])  # metadata older than the group
-    registry.reset()
+
+def test_a_task_plug_in_must_be_named_after_its_entry_point(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from dialshift import registry
+    from dialshift.errors import DialshiftError
+    from dialshift.scoring import tasks as module
+
+    wrong = EntryPoint("ranking", "dialshift.scoring.tasks:ResponseRanking", "dialshift.tasks")
+    monkeypatch.setattr(registry, "entry_points", lambda group: [wrong])
+    module.reset_tasks()
     try:
-        with pytest.warns(UserWarning, match="reinstall"):
-            assert set(registry.tasks()) == set(advertised)
+        with pytest.raises(DialshiftError, match="is named 'response_ranking'; name its entry point after the task"):
+            module.installed_tasks()
     finally:
         monkeypatch.undo()
-        registry.reset()
+        module.reset_tasks()
 
 
 def test_metric_directions_come_from_the_tasks():

@@ -13,7 +13,7 @@ import numpy as np
 
 from dialshift.configs import Baseline, BenchmarkConfig, ShiftGroup
 from dialshift.registry import BuildResult, Family, option
-from dialshift.scoring.tasks import MetricInfo, Task
+from dialshift.scoring.tasks import MetricInfo, ScoringTask
 from dialshift.shifts import InstanceRandom
 
 GROUP = ShiftGroup("swap", "Swap", "toy_swap", "Toy: candidate swaps", "swap probability")
@@ -69,7 +69,7 @@ class ToyFamily(Family):
         return "## Toy\n\n" + ", ".join(f"{name} ({fact['swapped']} swapped)" for name, fact in sorted(facts.items()))
 
 
-class ToyVote(Task):
+class ToyVote(ScoringTask):
     """A toy scoring task: each line's ``vote`` (a candidate index) against the gold ``label``."""
 
     name = "toy_vote"

@@ -20,14 +20,13 @@ The model folder is a ``transformers`` sequence classifier (2 labels; the score 
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, get_logger, train
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
 
@@ -162,9 +161,9 @@ class DebiasTask(Task):
         self.bias_summary = {"train_accuracy": accuracy, "weight": self.biased.weight.tolist(),
                              "bias": self.biased.bias.tolist(), "features": [
                                  "JS_morph(c, r)", "JS_morph(u_k, r)", "JS_subword(c, r)", "JS_subword(u_k, r)"]}
-        self.accelerator.print(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
+        get_logger().info(f"biased model: training accuracy {accuracy:.3f} on {len(labels):,} pairs")
 
-    def optimizer(self, model, args: TrainingArguments):
+    def optimizer(self, model, args):
         import torch
 
         return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
@@ -183,8 +182,6 @@ class DebiasTask(Task):
         from dialshift.models.debias import drift_loss
 
         rows, ums_seed = batch
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
-        rows = rows[share]
         indices = [row * self.pairs_per_row + k for row in rows for k in range(self.pairs_per_row)]
         pairs = [self.pairs[i] for i in indices]
         device = self.accelerator.device
@@ -241,12 +238,17 @@ class DebiasTask(Task):
 
     # --- selection -----------------------------------------------------------------------------------------------
 
-    def validate(self, model):
-        unwrapped = self.accelerator.unwrap_model(model)
-        scores = response_scores(unwrapped, self.encoder, candidate_pairs(self.validation), self.args.eval_batch_size,
-                                 self.accelerator.device).reshape(len(self.validation["id"]), -1)
-        unwrapped.train()
-        return float(np.mean(scores.argmax(axis=1) == np.asarray(self.validation["label"]))), {}
+    def validation_size(self):
+        return len(self.validation["id"])
+
+    def validation_outputs(self, model, rows):
+        share = {key: [self.validation[key][row] for row in rows] for key in ("context", "candidates")}
+        scores = response_scores(model, self.encoder, candidate_pairs(share), self.args.eval_batch_size,
+                                 self.accelerator.device).reshape(len(rows), -1)
+        return {"scores": scores}
+
+    def validation_score(self, outputs):
+        return float(np.mean(outputs["scores"].argmax(axis=1) == np.asarray(self.validation["label"]))), {}
 
     def save(self, model, output_dir):
         state = {k: v for k, v in model.state_dict().items() if not k.startswith("ums_head.")}
@@ -273,12 +275,15 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
     return the run descriptions."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.hub.reading import folder_configs
+    from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
     from dialshift.models.uncertainty import softmax
     from dialshift.ranking.data import load_split
+    from dialshift.scoring.predictions import write_predictions
     from dialshift.training import read_model_meta
 
+    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
     meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
                            trainer="trainers/debias.py")
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -294,9 +299,8 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
         scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
         scores = scores.reshape(len(split["id"]), -1)
         probabilities = softmax(scores, axis=1)
-        lines = [json.dumps({"id": uid, "scores": row.tolist(), "probabilities": p.tolist()})
-                 for uid, row, p in zip(split["id"], scores, probabilities, strict=True)]
-        atomic_write(out / f"{config}.jsonl", "\n".join(lines) + "\n")
+        write_predictions(out / f"{config}.jsonl", tasks[config], split["id"],
+                          {"scores": scores, "probabilities": probabilities})
         runs[config] = {"run": {"model": meta.get("backbone"), "method": meta.get("variant"),
                                 "seeds": [meta.get("seed")], "model_dir": str(model_dir)},
                         "scoring": {"max_instances": limit, "sample_seed": sample_seed}}
@@ -339,12 +343,12 @@ def predictions_ownership(args) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
         if args.predictions:  # before training: a bad --predictions fails at once
             arguments.check_output_dir(args.predictions, **predictions_ownership(args))
-        hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
-        meta = train(DebiasTask(args), TrainingArguments.from_namespace(args), hyperparameters)
+        meta = train(DebiasTask(args), args)
         if meta is not None and args.predictions:
             import torch
 

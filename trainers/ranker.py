@@ -16,15 +16,16 @@ temperature scaling is then fitted on the selected model's validation logits (NL
 ``dialshift_model.json`` together with the training arguments and validation metrics.
 
 Checkpoints (``--checkpointing-steps N``) go to ``DIR/checkpoints/step_N`` through ``accelerator.save_state`` (model,
-optimiser, RNG states) plus ``trainer_state.json``; ``--resume-from-checkpoint PATH|latest`` continues mid-epoch
-deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches skipped.
+optimiser, schedule, RNG states) plus ``trainer_state.json``; ``--resume-from-checkpoint PATH|latest`` continues
+mid-epoch deterministically: the epoch's order and negatives are recomputed from the seed and the consumed batches
+skipped.
 The loop, checkpoints, selection and the folder's metadata are those of :mod:`dialshift.training`.
 
 Speed: every training and validation string is tokenized once, up front, into the shared token cache
 (:func:`dialshift.models.ranker.shared_encoder`); on CUDA a step is one forward over its 120 pairs
 (``--train-chunk-size 0``), batches come from pinned memory with non-blocking copies, AdamW is the fused kernel and
 matmuls run in TF32 (``--precision auto``; ``--precision fp32`` is the exact path, ``bf16`` autocasts with eager
-attention). On CPU nothing changes: fp32, chunks of 40 pairs, the same weights as before for the same seed.
+attention). On CPU: fp32, chunks of 40 pairs.
 """
 
 import argparse
@@ -33,7 +34,7 @@ import sys
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Selection, Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import Selection, Task, add_training_arguments, arguments, configure_logging, train
 
 DEFAULT_CONFIG = "dailydialog"
 
@@ -63,8 +64,7 @@ def parse_args(argv=None):
                    help="pairs per forward inside a training step (length-sorted; the step is still one batch); "
                         "0: the whole step in one forward (default: 0 on CUDA, 40 on CPU)")
     p.add_argument("--precision", default="auto", choices=("auto", "fp32", "tf32", "bf16"),
-                   help="auto: tf32 on CUDA (measured fastest, issue 16), fp32 on CPU; bf16: autocast, eager "
-                        "attention")
+                   help="auto: tf32 on CUDA (measured fastest), fp32 on CPU; bf16: autocast, eager attention")
     p.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
                    help="attention implementation (auto: eager under bf16, else the library default)")
     p.add_argument("--eval-batch-size", type=arguments.positive_int, default=64, help="pairs per validation batch")
@@ -173,10 +173,9 @@ class RankingTask(Task):
     def loss(self, model, batch):
         import torch
 
-        rows, negatives = batch
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)  # multi-GPU: split
-        rows, negatives = rows[share], negatives[share]
         from dialshift.models.ranker import precision_context
+
+        rows, negatives = batch
 
         pairs = [(self.train_data["context"][r], self.pool[i]) for r, n in zip(rows, negatives, strict=True)
                  for i in (self.gold[r], *n)]
@@ -186,20 +185,26 @@ class RankingTask(Task):
         return torch.nn.functional.cross_entropy(logits, torch.zeros(len(rows), dtype=torch.long,
                                                                      device=logits.device))
 
-    def validate(self, model):
-        from dialshift.models.ranker import Ranker
-        from dialshift.ranking.scoring import instance_pairs, score_pairs
+    def validation_size(self):
+        return len(self.validation["id"])
+
+    def validation_outputs(self, model, rows):
+        from dialshift.models.ranker import Ranker, precision_context
+        from dialshift.ranking.inference import instance_pairs, score_pairs
 
         ranker = Ranker(self.args.output_dir, model, self.tokenizer, {"max_length": self.args.max_length})
         ranker._encoder = self.encoder
-        from dialshift.models.ranker import precision_context
-
         progress = self.accelerator.is_local_main_process and not self.args.no_progress
         if not hasattr(self, "validation_pairs"):  # encoded once, reused at every evaluation point
-            self.validation_pairs = self.encoder.encode_flat(instance_pairs(self.validation))
+            share = {key: [self.validation[key][row] for row in rows] for key in ("context", "candidates")}
+            self.validation_pairs = self.encoder.encode_flat(instance_pairs(share))
         with precision_context("fp32" if self.precision == "fp32" else "tf32", self.accelerator.device):
             logits = score_pairs(ranker, self.validation_pairs, self.args.eval_batch_size, progress=progress,
-                                 desc="validation").reshape(len(self.validation["id"]), -1)
+                                 desc="validation").reshape(len(rows), -1)
+        return {"logits": logits}
+
+    def validation_score(self, outputs):
+        logits = outputs["logits"]
         return float(np.mean(logits.argmax(axis=1) == np.asarray(self.validation["label"]))), {"logits": logits}
 
     def describe(self):
@@ -221,10 +226,10 @@ class RankingTask(Task):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
-        hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
-        meta = train(RankingTask(args), TrainingArguments.from_namespace(args), hyperparameters)
+        meta = train(RankingTask(args), args)
     except DialshiftError as error:
         print(f"trainers/ranker.py: error: {error}", file=sys.stderr)
         return 2

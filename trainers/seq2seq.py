@@ -26,14 +26,13 @@ summarised in ``original.json`` (perplexity and mean History AS, Table 3's "Orig
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, train
 
 DEFAULT_CONFIG = "ubuntu"
 COLUMNS = ("id", "dialogue_id", "context", "response", "distractor_mask")
@@ -100,6 +99,7 @@ class Seq2SeqTask(Task):
     """NLL (+ the eq. 9 attention loss on self-contained distractions); selection on validation perplexity."""
 
     name, metric = "seq2seq", "neg_perplexity"
+    plateau_lr_factor = 0.5  # §4.2: the learning rate is halved when validation perplexity stops dropping
 
     def __init__(self, args):
         from dialshift.models.seq2seq import Vocabulary
@@ -125,8 +125,6 @@ class Seq2SeqTask(Task):
                                               probability=args.train_probability,
                                               dialogue_id=lambda key: owner[key.rsplit("@", 1)[0]],
                                               stream="self_contained_distractions")
-        self.best_perplexity = float("inf")
-        self._optimizer = None
 
     def build(self, accelerator):
         from dialshift.models.seq2seq import Seq2Seq, Seq2SeqConfig
@@ -139,13 +137,8 @@ class Seq2SeqTask(Task):
     def optimizer(self, model, args):
         import torch
 
-        if self.args.optimizer == "sgd":
-            self._optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate,
-                                              weight_decay=args.weight_decay)
-        else:
-            self._optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate,
-                                               weight_decay=args.weight_decay)
-        return self._optimizer
+        kind = torch.optim.SGD if self.args.optimizer == "sgd" else torch.optim.Adam
+        return kind(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
 
     def epoch_batches(self, epoch, rng):
         order = rng.permutation(len(self.train_rows))
@@ -181,18 +174,19 @@ class Seq2SeqTask(Task):
 
     def loss(self, model, batch):
         epoch, rows = batch
-        share = slice(self.accelerator.process_index, None, self.accelerator.num_processes)
-        examples = self.distracted([self.train_rows[i] for i in rows[share]], epoch)
+        examples = self.distracted([self.train_rows[i] for i in rows], epoch)
         use_loss = self.shift is not None and not self.args.no_attention_loss
         return self.batch_loss(model, examples, use_loss)
 
-    def validate(self, model):
-        result = run_model(model, self.vocab, self.validation, self.args, self.accelerator.device, scores=False)
-        perplexity = float(np.exp(-result["log_likelihood"].sum() / result["tokens"].sum()))
-        if perplexity >= self.best_perplexity and self._optimizer is not None:  # §4.2: halve the learning rate
-            for group in self._optimizer.param_groups:
-                group["lr"] /= 2
-        self.best_perplexity = min(self.best_perplexity, perplexity)
+    def validation_size(self):
+        return len(self.validation)
+
+    def validation_outputs(self, model, rows):
+        return run_model(model, self.vocab, [self.validation[row] for row in rows], self.args,
+                         self.accelerator.device, scores=False)
+
+    def validation_score(self, outputs):
+        perplexity = float(np.exp(-outputs["log_likelihood"].sum() / outputs["tokens"].sum()))
         return -perplexity, {"perplexity": perplexity}
 
     def describe(self):
@@ -242,8 +236,9 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
     ``attention_distribution`` task and summarise the unshifted ones in ``original.json``."""
     from dialshift.configs import expand_patterns
     from dialshift.hub import folder_configs
-    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.io import write_json_atomic
     from dialshift.scoring import ScoringSettings, score_files, write_results
+    from dialshift.scoring.predictions import write_predictions
 
     configs = folder_configs(dataset)
     names = expand_patterns(patterns, [name for name, config in configs.items()
@@ -254,11 +249,9 @@ def predict(model, vocab, args, dataset, patterns, out_dir: Path, device="cpu") 
         rows = load_rows(dataset, name, "test", args.max_eval_instances, 0)
         result = run_model(model, vocab, rows, args, device)
         path = out_dir / f"{name}.jsonl"
-        atomic_write(path, "".join(json.dumps({"id": row["id"], "attention_scores": [float(v) for v in values],
-                                                "log_likelihood": float(ll), "tokens": int(count)}) + "\n"
-                                    for row, values, ll, count in zip(rows, result["attention_scores"],
-                                                                      result["log_likelihood"], result["tokens"],
-                                                                      strict=True)))
+        write_predictions(path, "attention_distribution", [row["id"] for row in rows],
+                          {"attention_scores": result["attention_scores"], "log_likelihood": result["log_likelihood"],
+                           "tokens": result["tokens"]})
         perplexity = float(np.exp(-result["log_likelihood"].sum() / result["tokens"].sum()))
         if configs[name].shifted:
             files[name] = path
@@ -289,6 +282,7 @@ def predictions_dir(args) -> tuple[Path, dict]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    configure_logging()
     if args.torch_threads:
         import torch
 
@@ -308,9 +302,7 @@ def main(argv=None) -> int:
             print(f"predictions and scores in {out}")
             return 0
         arguments.check_output_dir(args.output_dir, inputs=(args.dataset,))
-        hyperparameters = {k: v for k, v in vars(args).items() if k not in ("output_dir", "no_progress")}
-        task = Seq2SeqTask(args)
-        meta = train(task, TrainingArguments.from_namespace(args), hyperparameters)
+        meta = train(Seq2SeqTask(args), args)
         if meta is not None and args.predict:
             from dialshift.models.seq2seq import load_seq2seq
 

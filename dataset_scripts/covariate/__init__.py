@@ -130,6 +130,10 @@ def config_facts(data: dict, settings: BuildSettings, extra: dict) -> dict:
 
 
 class CovariateFamily(Family):
+    """CLINC14-COV and HWU12-COV (and their 5- and 10-shot variants, compared with the full config), scored as
+    open-world intent classification: one intent per Table 1 cluster, trained and tested (``test``) on the i.i.d.
+    corpora, ``cov_test`` drawn from the cluster's other corpora (the covariate shift), ``oos`` the last label."""
+
     name = "covariate"
     description = ("Open-world intent classification under covariate shift: CLINC14-COV and HWU12-COV "
                    "(Khosla & Gangadharaiah, 2022), rebuilt from the public corpora")

@@ -219,6 +219,11 @@ def _dataset_job(job):
 
 
 class DailyDialogFamily(Family):
+    """DailyDialog response ranking (10 candidates) and its shifts after Lee et al. (2022): Unknown Word (``uw_*``)
+    with its Known Word control (``kw_*``), word-importance buckets (``uw_imp_*``, which need a trained ranker),
+    Insufficient Context (``ic_*``) with its source-length control (``sr_*``); every shifted config is compared with
+    ``dailydialog`` and, where it has one, its control."""
+
     name = "dailydialog"
     description = "DailyDialog response ranking under Unknown Word / Insufficient Context shifts (Lee et al., 2022)"
     license = "cc-by-nc-sa-4.0"

@@ -191,6 +191,9 @@ class Resources:
 
 
 class DistractingFamily(Family):
+    """The unshifted ``ubuntu`` pairs and the nine distracting test sets of Xing and Gulla (2022) for Ubuntu and for
+    DailyDialog, scored as attention distribution (DAS ratio); each distracting set is compared with its corpus."""
+
     name = "distracting"
     description = ("Distracting tests of context attention distribution (DAS ratio) on Ubuntu and DailyDialog "
                    "(Xing and Gulla, 2022)")

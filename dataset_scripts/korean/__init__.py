@@ -104,6 +104,10 @@ def _mean(values) -> float:
 
 
 class KoreanFamily(Family):
+    """KorAdvMRS's adversarial cases (``kor_adv``, one config per type; scored as pairwise selection) and the
+    in-domain ``kor_chitchat`` response-ranking data (XPersona-ko and ChatbotData; train, validation, test), built
+    the way Han et al. (2021) describe; no shift is applied, so no config declares a baseline."""
+
     name = "korean"
     description = "Korean adversarial multi-turn response selection, KorAdvMRS (Han et al., 2021)"
     license = "apache-2.0"

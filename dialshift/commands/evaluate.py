@@ -31,7 +31,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import device, seed
+    from dialshift.arguments import device, positive_int, seed
 
     parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,16 +45,16 @@ def register(subparsers) -> None:
                              "config)")
     parser.add_argument("--out", required=True, metavar="RESULTS_DIR", help="results folder")
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
-    parser.add_argument("--max-instances", type=int, default=None, metavar="N",
+    parser.add_argument("--max-instances", type=positive_int, default=None, metavar="N",
                         help="evaluate at most N instances per config: those with the smallest hash of (sample seed, "
                              "id), so the same ids are kept in every config (default: all)")
     parser.add_argument("--sample-seed", type=seed, default=0, help="seed of the --max-instances subsample")
-    parser.add_argument("--batch-size", type=int, default=64, help="pairs per forward pass (default: 64)")
-    parser.add_argument("--dropout-passes", type=int, default=5, help="MC-dropout passes N (default: 5)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="pairs per forward pass (default: 64)")
+    parser.add_argument("--dropout-passes", type=positive_int, default=5, help="MC-dropout passes N (default: 5)")
     parser.add_argument("--dropout-seed", type=seed, default=0, help="torch seed of the first MC-dropout pass")
-    parser.add_argument("--ece-bins", type=int, default=None,
+    parser.add_argument("--ece-bins", type=positive_int, default=None,
                         help="equal-width ECE bins (default: the task's, 15 = uncertainty-calibration's get_ece)")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+    parser.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
                         help="bootstrap replicates of the 95%% intervals (default: 1000)")
     parser.add_argument("--bootstrap-seed", type=seed, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--device", type=device, default=None,
@@ -75,13 +75,8 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from dialshift.errors import DialshiftError
     from dialshift.ranking.evaluation import EvaluationSettings, evaluate
 
-    for name in ("max_instances", "batch_size", "dropout_passes", "ece_bins", "bootstrap"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise DialshiftError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     settings = EvaluationSettings(
         precision=args.precision,
         attn=args.attn,

@@ -50,12 +50,9 @@ def register(subparsers) -> None:
 
 
 def run_score(args) -> int:
-    from dialshift.errors import DialshiftError
     from dialshift.leaderboard import score_submission, write_record
     from dialshift.scoring import check_output_dir
 
-    if args.bootstrap < 1:
-        raise DialshiftError(f"--bootstrap must be at least 1, got {args.bootstrap}")
     check_output_dir(args.results, "--results")
     record = score_submission(args.submission, args.dataset, replicates=args.bootstrap, seed=args.bootstrap_seed,
                               progress=not args.no_progress)

@@ -21,6 +21,8 @@ examples:
 
 
 def register(subparsers) -> None:
+    from dialshift.arguments import positive_int
+
     parser = subparsers.add_parser(
         "plot",
         help="reliability diagrams and metric-versus-shift curves (PNG/PDF)",
@@ -41,7 +43,7 @@ def register(subparsers) -> None:
     )
     reliability.add_argument("--split", default="test", help="dataset split of the gold labels (default: test)")
     reliability.add_argument("--label-column", default="label", help="gold label column/field (default: label)")
-    reliability.add_argument("--n-bins", type=int, default=15, help="confidence bins (default: 15)")
+    reliability.add_argument("--n-bins", type=positive_int, default=15, help="confidence bins (default: 15)")
     reliability.add_argument(
         "--binning",
         choices=["equal_width", "equal_mass"],
@@ -182,8 +184,6 @@ def run_reliability(args) -> int:
     from dialshift.errors import DialshiftError
     from dialshift.plots import reliability_diagram
 
-    if args.n_bins < 1:
-        raise DialshiftError(f"--n-bins must be at least 1, got {args.n_bins}")
     if args.titles and len(args.titles) != len(args.predictions):
         raise DialshiftError(f"--titles has {len(args.titles)} titles for {len(args.predictions)} files")
     figure, axes = plt.subplots(

@@ -22,10 +22,10 @@ example:
 def task_table() -> str:
     """One line per installed scoring task: its name, the prediction fields it reads, the metrics it computes."""
     from dialshift.errors import DialshiftError
-    from dialshift.registry import tasks
+    from dialshift.scoring.tasks import installed_tasks
 
     try:
-        installed = tasks()
+        installed = installed_tasks()
     except DialshiftError as error:
         return f"  (the scoring tasks could not be listed: {error})"
     width = max((len(name) for name in installed), default=0) + 2
@@ -36,7 +36,7 @@ def task_table() -> str:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import seed
+    from dialshift.arguments import positive_int, seed
 
     parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
                                    description=DESCRIPTION.format(tasks=task_table()),
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
                         help="results folder (default: the predictions folder's parent when it is named "
                              "'predictions', else the predictions folder)")
     parser.add_argument("--split", default=None, help="gold split (default: run.json's, else test)")
-    parser.add_argument("--bootstrap", type=int, default=None, metavar="B",
+    parser.add_argument("--bootstrap", type=positive_int, default=None, metavar="B",
                         help="bootstrap replicates (default: run.json's, else 1000)")
     parser.add_argument("--bootstrap-seed", type=seed, default=None,
                         help="bootstrap seed (default: run.json's, else 0)")
@@ -84,15 +84,12 @@ def parse_options(items) -> dict:
 def run(args) -> int:
     from pathlib import Path
 
-    from dialshift.errors import DialshiftError
     from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
     from dialshift.scoring.pipeline import claim_output_dir, read_ids
 
     predictions = Path(args.predictions)
     out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
     out = check_output_dir(out)
-    if args.bootstrap is not None and args.bootstrap < 1:
-        raise DialshiftError(f"--bootstrap must be at least 1, got {args.bootstrap}")
     settings = ScoringSettings(Path(args.dataset), progress=not args.no_progress)
     given = set()
     for flag, name in (("split", "split"), ("bootstrap", "replicates"), ("bootstrap_seed", "seed")):

@@ -1,14 +1,14 @@
 """The leaderboard tables and the static results page (``dialshift leaderboard render``).
 
-:func:`family_tables` turns the store's records into one table per (family, task) (the Space shows the same tables):
-one row per submission; per headline metric of the task, its value on the table's first unshifted config (with its
-bootstrap interval) and its mean over the shifted configs; each metric column takes its label and direction from the
-task (:meth:`dialshift.scoring.tasks.Task.info`). A row is ranked (on the task's first headline metric: the shifted
-mean where the table has shifted configs, else the unshifted value) only when it covers every config of the table
-(the family's configs of that task in the dataset it was scored against); otherwise it is listed as incomplete with
-its coverage and no rank, and its shifted mean (over a different set) is left out. :func:`render_site` writes
-``index.html`` (one tab per table, sortable columns, metric direction shown, intervals behind a toggle, links to each
-submission and its results file), a copy of every results file, and the degradation curves of each submission
+:func:`family_tables` turns the store's records into one table per (family, task) (the Space shows the same tables): one
+row per submission; per headline metric of the task, its value on the table's first unshifted config (with its bootstrap
+interval) and its mean over the shifted configs; each metric column takes its label and direction from the task
+(:meth:`~dialshift.scoring.tasks.ScoringTask.info`). A row is ranked (on the task's first headline metric: the shifted
+mean where the table has shifted configs, else the unshifted value) only when it covers every config of the table (the
+family's configs of that task in the dataset it was scored against); otherwise it is listed as incomplete with its
+coverage and no rank, and its shifted mean (over a different set) is left out. :func:`render_site` writes ``index.html``
+(one tab per table, sortable columns, metric direction shown, intervals behind a toggle, links to each submission and
+its results file), a copy of every results file, and the degradation curves of each submission
 (``plots/<family>/<record>__<figure>.png``).
 """
 

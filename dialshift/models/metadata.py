@@ -6,9 +6,6 @@ Every trainer built on :mod:`dialshift.training` writes, last (so a folder witho
      "backbone": "...", "training": {CLI arguments}, "versions": {"torch": ..., ...},
      "validation": {"<metric>": best score, ...}, "selection": {"metric": ..., "step": ...},
      "steps": ..., "history": [...], "train_steps_per_second": ..., ...task-specific keys}
-
-Folders written before the runner existed hold ``dialshift_ranker.json`` (format ``dialshift-ranker/1``, no task, no
-model class); :func:`read_model_meta` reads them as task ``ranking`` with a sequence-classification model.
 """
 
 import importlib
@@ -22,11 +19,8 @@ from dialshift.io import write_json_atomic
 
 MODEL_FILE = "dialshift_model.json"
 MODEL_FORMAT = "dialshift-model/1"
-LEGACY_RANKER_FILE = "dialshift_ranker.json"
 #: The folder of the training checkpoints inside a model folder (``checkpoints/step_N``).
 CHECKPOINTS = "checkpoints"
-LEGACY_RANKER_FORMAT = "dialshift-ranker/1"
-LEGACY_MODEL_CLASS = "transformers.AutoModelForSequenceClassification"
 VERSIONED_LIBRARIES = ("torch", "transformers", "accelerate", "numpy", "datasets", "safetensors")
 
 
@@ -70,7 +64,7 @@ def write_model_meta(path, meta: dict) -> Path:
 
 
 def read_model_meta(path, task: str | None = None, kind: str = "model", trainer: str = "a script of trainers/") -> dict:
-    """The metadata of a model folder (``dialshift_model.json``, or a legacy ``dialshift_ranker.json``).
+    """The metadata of a model folder (its ``dialshift_model.json``).
 
     With ``task``, a folder of another task is an error. Problems are one-line :class:`DialshiftError` messages that
     call the folder a ``kind`` (e.g. "ranker") and name ``trainer`` as what writes one.
@@ -79,9 +73,6 @@ def read_model_meta(path, task: str | None = None, kind: str = "model", trainer:
     if not path.is_dir():
         raise DialshiftError(f"{path}: model directory does not exist (train one with {trainer})")
     meta_file = path / MODEL_FILE
-    legacy = not meta_file.is_file() and (path / LEGACY_RANKER_FILE).is_file()
-    if legacy:
-        meta_file = path / LEGACY_RANKER_FILE
     if not meta_file.is_file():
         raise DialshiftError(f"{path}: not a dialshift {kind} (no {MODEL_FILE}, which training writes last; train "
                              f"one with {trainer}, or resume an unfinished training from its checkpoint)")
@@ -89,12 +80,9 @@ def read_model_meta(path, task: str | None = None, kind: str = "model", trainer:
         meta = json.loads(meta_file.read_text())
     except json.JSONDecodeError as error:
         raise DialshiftError(f"{meta_file}: not valid JSON ({error})") from error
-    expected = LEGACY_RANKER_FORMAT if legacy else MODEL_FORMAT
-    if not isinstance(meta, dict) or meta.get("format") != expected:
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
-        raise DialshiftError(f"{meta_file}: unknown model folder format {found!r} (expected {expected})")
-    if legacy:
-        meta = {**meta, "task": "ranking", "model_class": LEGACY_MODEL_CLASS}
+        raise DialshiftError(f"{meta_file}: unknown model folder format {found!r} (expected {MODEL_FORMAT})")
     if task is not None and meta.get("task") != task:
         raise DialshiftError(f"{meta_file}: not a dialshift {kind}: a model of task {meta.get('task')!r}, not {task!r}")
     return meta

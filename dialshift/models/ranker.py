@@ -8,14 +8,14 @@ most recent tokens: it is truncated from the oldest turn.
 A ranker folder is a model folder of task ``ranking`` (:mod:`dialshift.models.metadata`): ``save_pretrained``
 output of the model and tokenizer plus ``dialshift_model.json`` (task, model class, backbone, separator, max length,
 training arguments, seed, validation metrics, fitted temperature), written last, so a folder without it is not (yet)
-a ranker. Folders of the first trainer, with ``dialshift_ranker.json`` instead, still load.
+a ranker.
 
-Speed (issue 16): token ids are cached per distinct string in one :class:`PairEncoder` shared by every ranker with the
+Speed: token ids are cached per distinct string in one :class:`PairEncoder` shared by every ranker with the
 same tokenizer and max length (:func:`shared_encoder`), so the contexts and candidates of all configs are tokenized
 once for every seed, method and pass; :class:`EncodedPairs` keeps the encoded pairs of a fixed pair list as one flat
 token array and pads each length-sorted batch with numpy (pinned memory on CUDA). Precision and attention are picked
 by :func:`resolve_precision` / :func:`resolve_attention`: on CUDA the fast path (TF32 matmuls for training, bf16
-weights for scoring, as measured in issue 16), on CPU fp32 and the library's default attention, exactly as before.
+weights for scoring, measured fastest on an H100), on CPU fp32 and the library's default attention.
 """
 
 import contextlib
@@ -27,7 +27,7 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.models.batching import pad_batch, sorted_batches
-from dialshift.models.metadata import MODEL_FILE, import_class, read_model_meta, write_model_meta
+from dialshift.models.metadata import MODEL_FILE, import_class, read_model_meta
 
 TASK = "ranking"
 RANKER_FILE = MODEL_FILE
@@ -55,7 +55,7 @@ def resolve_precision(precision: str | None, device, purpose: str = "scoring") -
 
 def resolve_attention(attn: str | None, precision: str, purpose: str = "scoring") -> str | None:
     """The ``attn_implementation`` to load with: ``auto``/None is the library's default (SDPA), except ``eager``
-    for bf16 *training* (bf16 autocast with SDPA ran 16.8 steps/s against 28.2 eager on an H100, issue 16)."""
+    for bf16 *training* (bf16 autocast with SDPA ran 16.8 steps/s against 28.2 eager on an H100)."""
     attn = attn or "auto"
     if attn not in ATTENTIONS:
         raise DialshiftError(f"--attn {attn!r}: choose from {', '.join(ATTENTIONS)}")
@@ -226,15 +226,8 @@ class Ranker:
         return self.meta.get("temperature")
 
 
-def write_ranker_meta(path, meta: dict) -> Path:
-    """Write the folder's metadata as a ranker's (task ``ranking``; last: it is what makes a folder a ranker)."""
-    if "max_length" not in meta:
-        raise ValueError("ranker metadata needs max_length")
-    return write_model_meta(path, {**meta, "task": TASK})
-
-
 def read_ranker_meta(path) -> dict:
-    """The metadata of a ranker folder (new or legacy format), or a one-line :class:`DialshiftError`."""
+    """The metadata of a ranker folder, or a one-line :class:`DialshiftError`."""
     meta = read_model_meta(path, task=TASK, kind="ranker", trainer="trainers/ranker.py")
     if "max_length" not in meta:
         raise DialshiftError(f"{path}: the ranker metadata has no max_length (retrain it with trainers/ranker.py)")

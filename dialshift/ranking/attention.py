@@ -1,6 +1,6 @@
 """Per-utterance attention of the transformer response ranker, for the DAS ratio (Xing and Gulla 2022).
 
-Beyond the paper (issue 11, §3): the distracting tests of context attention distribution applied to the cross-encoder
+Beyond the paper: the distracting tests of context attention distribution applied to the cross-encoder
 ranker of :mod:`dialshift.models.ranker` instead of an LSTM seq2seq model. Rule:
 
 * input: the pair (context, **gold response**) encoded exactly as the ranker encodes it for scoring —
@@ -22,7 +22,6 @@ dataset folder and writes ``OUT/attention/predictions/<config>.jsonl`` (``{"id",
 gives.
 """
 
-import json
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
@@ -139,11 +138,12 @@ def evaluate_attention(settings) -> dict:
     import torch
 
     from dialshift.hub.reading import data_files
-    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.io import write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
     from dialshift.ranking.evaluation import scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
+    from dialshift.scoring.predictions import write_predictions
 
     method_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")
     settings.out_dir = check_output_dir(settings.out_dir, writes=(METHOD,))
@@ -179,9 +179,8 @@ def evaluate_attention(settings) -> dict:
     method_dir = claim_output_dir(settings.out_dir / METHOD, "dialshift evaluate --attention", writes=method_writes)
     folder = method_dir / "predictions"
     for name, d in data.items():
-        lines = [json.dumps({"id": i, "attention_scores": [round(v, 8) for v in scores[p]]}) + "\n"
-                 for i, p in zip(d["id"], rows[name], strict=True)]
-        atomic_write(folder / f"{name}.jsonl", "".join(lines))
+        write_predictions(folder / f"{name}.jsonl", "attention_distribution", d["id"],
+                          {"attention_scores": [scores[p] for p in rows[name]]}, digits={"attention_scores": 8})
     scoring = scoring_settings(settings)
     scoring.progress = settings.progress
     run = {"model": meta.get("backbone"), "model_dirs": [str(model_dir)], "method": METHOD, "seeds": [meta.get("seed")],

@@ -26,6 +26,9 @@ from dialshift.errors import DialshiftError
 from dialshift.models.ranker import read_ranker_meta
 from dialshift.models.uncertainty import METHODS, predictive
 
+#: Decimals kept in the predictions files: logits, probabilities and their variance over passes.
+PREDICTION_DIGITS = {"scores": 6, "probabilities": 7, "uncertainty": 9}
+
 
 @dataclass
 class EvaluationSettings:
@@ -59,7 +62,7 @@ def check_methods(methods, model_dirs, metas) -> None:
     if "ensemble" in methods and len(model_dirs) < 2:
         raise DialshiftError("--method ensemble needs at least two --model-dir (rankers trained with different seeds)")
     if "temperature" in methods and not metas[0].get("temperature"):
-        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_ranker.json; retrain it")
+        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_model.json; retrain it")
     lengths = {meta["max_length"] for meta in metas}
     if "ensemble" in methods and len(lengths) > 1:
         raise DialshiftError(f"ensemble members were trained with different --max-length values {sorted(lengths)}")
@@ -131,7 +134,7 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
     import torch
 
     from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.scoring import encode, score_pairs
+    from dialshift.ranking.inference import encode, score_pairs
 
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
     precision = resolve_precision(settings.precision, device, "scoring")
@@ -153,22 +156,6 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
                                                         progress=settings.progress, desc=desc)
         del ranker
     return logits
-
-
-def write_predictions(path: Path, ids, combined: dict) -> None:
-    from dialshift.io import atomic_write
-
-    uncertainty = combined["uncertainty"]
-    lines = []
-    for row, instance_id in enumerate(ids):
-        line = {
-            "id": instance_id,
-            "scores": [round(float(x), 6) for x in combined["scores"][row]],
-            "probabilities": [round(float(x), 7) for x in combined["probabilities"][row]],
-            "uncertainty": None if uncertainty is None else [round(float(x), 9) for x in uncertainty[row]],
-        }
-        lines.append(json.dumps(line) + "\n")
-    atomic_write(path, "".join(lines))
 
 
 def scoring_settings(settings: EvaluationSettings):
@@ -261,10 +248,14 @@ def write_method(method_dir, ids: dict, passes: dict, temperature: float, run: d
     from dialshift.io import write_json_atomic
     from dialshift.scoring import score_directory
     from dialshift.scoring.pipeline import RESULTS_FILE, RUN_FILE
+    from dialshift.scoring.predictions import write_predictions
 
     folder = Path(method_dir) / "predictions"
     for name, config_ids in ids.items():
-        write_predictions(folder / f"{name}.jsonl", config_ids, predictive(passes[name], temperature))
+        combined = predictive(passes[name], temperature)
+        write_predictions(folder / f"{name}.jsonl", "response_ranking", config_ids,
+                          {field: combined[field] for field in ("scores", "probabilities", "uncertainty")},
+                          digits=PREDICTION_DIGITS, extra=("uncertainty",))
     write_json_atomic(folder / RUN_FILE, {"run": run, "scoring": scoring.describe()})
     document = score_directory(folder, scoring)
     write_json_atomic(Path(method_dir) / RESULTS_FILE, document)

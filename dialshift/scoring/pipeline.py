@@ -13,8 +13,8 @@ predictions were scored with (bootstrap replicates and seed, metric options, spl
 Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and reduced to per-instance statistics
 (response ranking: 27 bytes per instance, whatever the candidate count), beside the gold ids (Arrow strings and an
 8-byte key each) and gold columns; the bootstrap adds ``O(ids)`` per replicate. Measured by ``benchmarks/scoring.py``:
-peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s, was 8.9 GB and
-146 s), independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, some tens
+peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s),
+independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, some tens
 of ns per instance for the tasks that score blocks of 100 replicates with matrix products (a complete DailyDialog
 submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators: about
 8.5 s of CPU time for 1,000 replicates), and about 75 ns for the others (a 1e7 file: pass fewer replicates with

@@ -1,18 +1,18 @@
 """The scoring tasks: how each task's predictions are read, joined with gold, reduced and scored.
 
 A task turns a chunk of prediction lines plus the matching gold rows into compact *per-instance statistics*
-(:meth:`Task.instance_stats`), and computes its metric set from those statistics with optional integer bootstrap
-weights (:meth:`Task.metrics`; ``weights[i]`` = how many times instance ``i`` is drawn). Nothing larger than the
-statistics is kept, so a 1e7 x 10 predictions file is scored in bounded memory, and the paired bootstrap of
-:mod:`dialshift.scoring.bootstrap` only re-weights them. Each task's metrics are those of the numpy core
+(:meth:`ScoringTask.instance_stats`), and computes its metric set from those statistics with optional integer
+bootstrap weights (:meth:`ScoringTask.metrics`; ``weights[i]`` = how many times instance ``i`` is drawn). Nothing
+larger than the statistics is kept, so a 1e7 x 10 predictions file is scored in bounded memory, and the paired
+bootstrap of :mod:`dialshift.scoring.bootstrap` only re-weights them. Each task's metrics are those of the numpy core
 :mod:`dialshift.metrics` (the statistics come from the core's own rank, top-label and binning rules, and
 ``tests/test_scoring.py`` checks every task against the core's public functions).
 
-A task also owns its metrics' metadata (:attr:`Task.metric_info`: label, direction, range, as torchmetrics'
-``higher_is_better``) and its headline metrics; reports, plots, the leaderboard's sorting and the Hub export read
-them. A new task subclasses :class:`Task`, sets its class attributes and is advertised through the
-``dialshift.tasks`` entry-point group (:func:`dialshift.registry.tasks`), as the tasks below are in ``pyproject.toml``;
-a :class:`~dialshift.configs.BenchmarkConfig` names its task by :attr:`Task.name`.
+A task also owns its metrics' metadata (:attr:`ScoringTask.metric_info`: label, direction, range, as torchmetrics'
+``higher_is_better``) and its headline metrics; reports, plots, the leaderboard's sorting and the Hub export read them.
+A new task subclasses :class:`ScoringTask`, sets its class attributes and is advertised through the ``dialshift.tasks``
+entry-point group under its name, as the tasks below are in ``pyproject.toml``; :func:`installed_tasks` finds them. A
+:class:`~dialshift.configs.BenchmarkConfig` names its task by :attr:`ScoringTask.name`.
 """
 
 import re
@@ -50,7 +50,7 @@ class MetricInfo:
         return {True: "↑", False: "↓"}.get(self.higher_is_better, "")
 
 
-class Task:
+class ScoringTask:
     """Base class of a scoring task; see the module docstring. Subclasses set:
 
     * ``name``: the task name a config's ``task`` field gives;
@@ -96,9 +96,7 @@ class Task:
         (:data:`OPTION_RULES`) are refused with one line; names another task knows are left to that task.
         """
         given = dict(given or {})
-        from dialshift.registry import tasks
-
-        known = sorted({name for task in tasks().values() for name in task.defaults})
+        known = sorted({name for task in installed_tasks().values() for name in task.defaults})
         unknown = [name for name in given if name not in known]
         if unknown:
             raise DialshiftError(f"--option {unknown[0]!r}: no scoring task has this option; the options are "
@@ -142,13 +140,6 @@ class Task:
         """Reliability-diagram bins (``bin_edges``, ``bin_counts``, ``bin_confidence``, ``bin_accuracy``, ``ece``)
         for tasks with calibrated probabilities; None otherwise."""
         return None
-
-
-def get_task(name: str) -> Task:
-    """The registered task ``name`` (:func:`dialshift.registry.get_task`)."""
-    from dialshift.registry import get_task as registered
-
-    return registered(name)
 
 
 # ----------------------------------------------------------------------------------------------- validation
@@ -417,7 +408,7 @@ def _reliability(stats: dict, n_bins: int) -> dict:
 # ----------------------------------------------------------------------------------------------- the tasks
 
 
-class ResponseRanking(Task):
+class ResponseRanking(ScoringTask):
     """Response ranking over K candidates (Lee et al. 2022): R@k/K and MRR of the gold candidate, Brier score, ECE."""
 
     name = "response_ranking"
@@ -498,7 +489,7 @@ class ResponseRanking(Task):
         return _reliability(stats, int(options["ece_bins"]))
 
 
-class PairwiseSelection(Task):
+class PairwiseSelection(ScoringTask):
     """Pairwise (adversarial) response selection: accuracy overall and per adversarial ``type``."""
 
     name = "pairwise_selection"
@@ -582,7 +573,7 @@ class PairwiseSelection(Task):
         return ("accuracy", *calibration, *(f"accuracy/{name}" for name in options.get("types", ())))
 
 
-class OpenWorldIntent(Task):
+class OpenWorldIntent(ScoringTask):
     """Open-world intent classification: F1 over all / known / out-of-scope classes, accuracy, OOD detection."""
 
     name = "open_world_intent"
@@ -653,7 +644,7 @@ class OpenWorldIntent(Task):
         return ("f1_all", "f1_in", "f1_out", "accuracy", "auroc", f"fpr@{round(float(options['tpr_level']) * 100)}tpr")
 
 
-class AttentionDistribution(Task):
+class AttentionDistribution(ScoringTask):
     """Context attention distribution under distracting insertions (Xing and Gulla 2022): the DAS ratio."""
 
     name = "attention_distribution"
@@ -747,6 +738,42 @@ class AttentionDistribution(Task):
                 *(("perplexity",) if options.get("perplexity") else ()))
 
 
-#: The tasks shipped with dialshift, as ``pyproject.toml`` lists them in ``dialshift.tasks`` (the registry falls back
-#: to these only when the installed metadata predates that group; tests/test_packaging.py keeps the two equal).
-BUILTIN_TASKS = (ResponseRanking, PairwiseSelection, OpenWorldIntent, AttentionDistribution)
+# ----------------------------------------------------------------------------------------------- registry
+
+_TASKS: dict | None = None
+
+
+def _load_tasks() -> dict:
+    from dialshift.registry import TASK_ENTRY_POINT_GROUP, load_plugins
+
+    found = {}
+    for entry, task in load_plugins(TASK_ENTRY_POINT_GROUP, ScoringTask, "task"):
+        if task.name != entry.name:
+            raise DialshiftError(f"task plug-in {entry.name!r} ({entry.value}) is named {task.name!r}; name its entry "
+                                 "point after the task")
+        if task.name in found and type(found[task.name]) is not type(task):
+            raise DialshiftError(f"two task plug-ins are named {task.name!r}")
+        found[task.name] = task
+    return found
+
+
+def installed_tasks() -> dict:
+    """Every installed scoring task by name (found through the ``dialshift.tasks`` entry points on first use)."""
+    global _TASKS
+    if _TASKS is None:
+        _TASKS = _load_tasks()
+    return dict(sorted(_TASKS.items()))
+
+
+def get_task(name: str) -> ScoringTask:
+    """The installed scoring task ``name``, or a one-line error listing the known ones."""
+    known = installed_tasks()
+    if name not in known:
+        raise DialshiftError(f"no scoring task {name!r}; known tasks: {', '.join(known) or 'none'}")
+    return known[name]
+
+
+def reset_tasks() -> None:
+    """Forget the discovered tasks (tests that install a plug-in call this)."""
+    global _TASKS
+    _TASKS = None

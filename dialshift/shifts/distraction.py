@@ -148,9 +148,6 @@ class DistractionPool:
         raise DialshiftError(f"no distraction found in {self.MAX_TRIES} draws: the pool ({len(self.ids)} dialogues) "
                              f"is almost all dialogue {exclude!r} or its utterances")
 
-    def dialogue_of(self, index: int) -> str:
-        return self.ids[self.owners[index]]
-
 
 @dataclass(frozen=True)
 class DistractingInsertionParams:

@@ -25,6 +25,7 @@ import numpy as np
 from scipy.stats import bootstrap
 
 from dialshift import reports
+from dialshift.across_seeds import mean_sd
 from dialshift.verdicts import verdict
 
 TYPES = ["repetition", "negation", "tense", "subject_object", "lexical_contradiction", "interrogative_word", "topic"]
@@ -107,7 +108,7 @@ def render(data: dict) -> list[str]:
         if len(seeds) == 1:
             low, high = seeds[0][f"{key}_interval"]
             return f"{seeds[0][key]:.1f} [{low:.{digits}f}, {high:.{digits}f}]"
-        return f"{table[name][key]:.1f} ± {np.std([s[key] for s in seeds], ddof=1):.1f} ({len(seeds)} seeds)"
+        return f"{mean_sd([s[key] for s in seeds])} ({len(seeds)} seeds)"
 
     instances = {s["in_domain_instances"] for t in table.values() for s in t["seeds"]}
     lines = ["### Table 3 beside ours (Precision@1, %)", "",

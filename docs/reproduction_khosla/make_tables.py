@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dialshift import reports
+from dialshift.across_seeds import mean_sd
 from dialshift.verdicts import REPRODUCED, paired_differences, verdict
 
 HERE = Path(__file__).resolve().parent
@@ -110,11 +111,6 @@ def order(key) -> tuple:
     return (base, list(BUILDS).index(build) if build in BUILDS else 9, FEW.get(rest, 9), config)
 
 
-def mean_std(values) -> str:
-    values = 100 * np.asarray(values, dtype=float)
-    return f"{values.mean():.1f} ± {values.std(ddof=1):.1f}" if len(values) > 1 else f"{values.mean():.1f}"
-
-
 def paper_cell(table: dict, config: str, method: str) -> str:
     values = table.get(config, {}).get(method)
     return f"{values[0]:.1f} / {values[1]:.1f} → {values[2]:.1f} / {values[3]:.1f}" if values else "–"
@@ -169,19 +165,19 @@ def config_tables(build: str, config: str, seeds: dict) -> list[str]:
              "| paper bert F1_All / Acc test → cov | paper roberta (A2) |",
              "|---|---:|" + "---:|" * 10 + "---|---|"]
     for method in methods:
-        cells = [mean_std(list(metric(seeds, method, split, name).values())) for split in SPLITS for name in METRICS]
+        cells = [mean_sd(metric(seeds, method, split, name).values(), scale=100)
+                 for split in SPLITS for name in METRICS]
         cells += [rule_cell(drop(seeds, method, name)) for name in ("f1_all", "accuracy")]
         lines.append(f"| {LABELS[method]} | {len(metric(seeds, method, 'test', 'f1_all'))} | " + " | ".join(cells)
                      + f" | {paper_cell(PAPER_BERT, config, method)} | {paper_cell(PAPER_ROBERTA, config, method)} |")
     lines += ["", "AUROC (in-scope positive) test → cov_test: " + "; ".join(
-        f"{LABELS[m]} {mean_std(list(metric(seeds, m, 'test', 'auroc').values()))} → "
-        f"{mean_std(list(metric(seeds, m, 'cov_test', 'auroc').values()))}" for m in methods), ""]
+        f"{LABELS[m]} {mean_sd(metric(seeds, m, 'test', 'auroc').values(), scale=100)} → "
+        f"{mean_sd(metric(seeds, m, 'cov_test', 'auroc').values(), scale=100)}" for m in methods), ""]
     kinds = {"ce": [], "dcloos": []}
     for seed in seeds.values():
         kinds["dcloos" if "dcloos" in seed["run"]["results"] else "ce"].append(seed["run"]["validation_accuracy"])
-    kept = [f"{name} {mean_std(kinds[kind])} over {len(kinds[kind])} seed{'s' * (len(kinds[kind]) != 1)}"
-            for kind, name in
-                    (("ce", "cross-entropy model (in-scope)"), ("dcloos", "DCLOOS (K + 1, in-scope and oos)"))
+    kept = [f"{name} {mean_sd(kinds[kind], scale=100)} over {len(kinds[kind])} seed{'s' * (len(kinds[kind]) != 1)}"
+            for kind, name in (("ce", "cross-entropy model (in-scope)"), ("dcloos", "DCLOOS (K + 1, in-scope and oos)"))
             if kinds[kind]]
     lines += ["Validation accuracy of the kept weights: " + "; ".join(kept), ""]
     rows = in_scope(seeds)
@@ -190,7 +186,7 @@ def config_tables(build: str, config: str, seeds: dict) -> list[str]:
               "| | rejected test | rejected cov_test | accuracy test | accuracy cov_test |",
               "|---|---:|---:|---:|---:|"]
     for name in ["closed-world (argmax)"] + [LABELS[m] for m in methods]:
-        cells = [mean_std(list(rows[(name, kind, split)].values())) if (name, kind, split) in rows else "–"
+        cells = [mean_sd(rows[(name, kind, split)].values(), scale=100) if (name, kind, split) in rows else "–"
                  for kind in ("rejected", "accuracy") for split in SPLITS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [""]
@@ -413,10 +409,9 @@ def generate(root: Path = RUNS) -> str:
 
 
 def figure(root: Path = RUNS, out: Path = HERE) -> list[Path]:
-    """Figure 1 (Maha, seed 0 of CLINC14-COV) and Figures A1/A2 (see ``trainers/open_world.py``), into ``out``."""
+    """Figure 1 (Maha, seed 0 of CLINC14-COV) and Figures A1/A2 (``dialshift.plots``), into ``out``."""
     found = collect(root)
-    sys.path.insert(0, str(HERE.parent.parent / "trainers"))
-    from open_world import confusion_figure
+    from dialshift.plots import open_world_confusion_figure
 
     written = []
     jobs = [([("default", "clinc14_cov"), ("nodedup", "clinc14_cov")], FIGURE.name, "figure1")]
@@ -425,7 +420,7 @@ def figure(root: Path = RUNS, out: Path = HERE) -> list[Path]:
         key = figure_source(found, candidates)
         if key:
             saved = np.load(found[key][0]["folder"] / "predictions.npz")
-            written.append(confusion_figure(saved, [str(name) for name in saved["names"]], out / file,
+            written.append(open_world_confusion_figure(saved, [str(name) for name in saved["names"]], out / file,
                                             method="maha", layout=layout))
     return written
 

@@ -1,4 +1,4 @@
-"""Fast scoring of (context, candidate) pairs with a ranker.
+"""Running a ranker over (context, candidate) pairs: their logits, fast (metrics are :mod:`dialshift.scoring`'s job).
 
 Pairs are tokenized once per distinct string (:func:`dialshift.models.ranker.shared_encoder`), encoded once into an
 :class:`~dialshift.models.ranker.EncodedPairs` that every pass reuses (:func:`encode`), sorted by length (less padding)
