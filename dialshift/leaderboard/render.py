@@ -85,7 +85,7 @@ def _ranks(values: list, lower_is_better: bool) -> list:
 def family_tables(records: list[dict]) -> list[Table]:
     """One :class:`Table` per (family, task) of the records, in name order, rows in record order."""
     from dialshift.configs import BenchmarkConfig
-    from dialshift.registry import get_task
+    from dialshift.scoring.tasks import get_task
 
     by_family: dict[str, list[dict]] = {}
     for record in records:
