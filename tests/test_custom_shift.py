@@ -144,6 +144,9 @@ def test_shift_command_writes_named_configs_that_score(tmp_path, capsys):
     assert cli(["shift", str(tmp_path / "test.jsonl"), "--shift", "ic", "--name", "x", "--source-name", "y",
                 "--out", str(out)]) == 2
     assert "--param NAME=VALUE" in capsys.readouterr().err
+    assert cli(["shift", str(tmp_path / "test.jsonl"), "--shift", "ic", "--param", "deleted=1", "--param",
+                "window=xx", "--name", "x", "--source-name", "y", "--out", str(tmp_path / "other")]) == 2
+    assert "read as text, not a number: window='xx'" in capsys.readouterr().err
 
 
 def test_score_a_subset_scores_only_and_rounded_probabilities(tmp_path, capsys):

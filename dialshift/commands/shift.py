@@ -95,7 +95,9 @@ def make_shift(name: str, parameters: dict, train):
                                         **parameters)
         return {"ic": InsufficientContext, "sr": SourceLength}[name](**parameters)
     except TypeError as error:
-        raise DialshiftError(f"--shift {name}: {error} (give its parameters with --param NAME=VALUE)") from None
+        text = ", ".join(f"{key}={value!r}" for key, value in parameters.items() if isinstance(value, str))
+        hint = f"; read as text, not a number: {text}" if text else ""
+        raise DialshiftError(f"--shift {name}: {error}{hint} (give its parameters with --param NAME=VALUE)") from None
 
 
 def run(args) -> int:
