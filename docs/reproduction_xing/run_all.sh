@@ -20,7 +20,7 @@ data=${DIALSHIFT_DATA_DIR:-/work/shared/data}
 export OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
 commit=$(git rev-parse "${CODE_COMMIT:-HEAD}")
 code="$out/code/$commit"
-mkdir -p "$out/runs"
+mkdir -p "$out/runs" "$out/code"
 if mkdir "$code.tmp" 2>/dev/null; then
   git archive "$commit" dialshift trainers | tar -x -C "$code.tmp" && mv "$code.tmp" "$code"
 fi
