@@ -21,7 +21,7 @@ export OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFF
 commit=$(git rev-parse "${CODE_COMMIT:-HEAD}")
 code="$out/code/$commit"
 mkdir -p "$out/runs" "$out/code"
-if mkdir "$code.tmp" 2>/dev/null; then
+if [ ! -d "$code" ] && mkdir "$code.tmp" 2>/dev/null; then
   git archive "$commit" dialshift trainers | tar -x -C "$code.tmp" && mv "$code.tmp" "$code"
 fi
 while [ ! -d "$code" ]; do sleep 1; done  # another worker is copying it
