@@ -292,3 +292,20 @@ def test_lee_context_table_shows_the_committed_turns(lee):
     turns = json.loads(lee.CONTEXT_TURNS.read_text(encoding="utf-8"))
     row = turns["uw_0.50"]
     assert f"| uw_0.50 | {row['rows']:,} | {row['mean_turns']:.2f} |" in "\n".join(lee.context_table())
+
+
+def test_collect_main_needs_one_folder_and_fails_when_nothing_was_collected(tmp_path, capsys):
+    from dialshift.reports import collect_main
+
+    doc = "Title.\n\n    collect.py OUT\n\nMore."
+    calls = []
+
+    def collect(out, target):
+        calls.append((out, target))
+        return len(calls) - 1
+
+    assert collect_main(doc, collect, tmp_path, []) == 2 and not calls
+    assert capsys.readouterr().err == "    collect.py OUT\n"
+    assert collect_main(doc, collect, tmp_path, ["OUT"]) == 2  # nothing collected
+    assert collect_main(doc, collect, tmp_path, ["OUT"]) == 0
+    assert calls[-1] == (Path("OUT"), tmp_path) and f"1 run folder(s) -> {tmp_path}" in capsys.readouterr().out

@@ -17,13 +17,16 @@ import shutil
 import sys
 from pathlib import Path
 
+from dialshift import reports
+
 HERE = Path(__file__).resolve().parent
 COPIED = {"dialshift_model.json": "run.json", "command.json": "command.json",
           "predictions/original.json": "original.json", "predictions/results/results.json": "results.json"}
 
 
 def collect(out: Path, target: Path) -> int:
-    count = 0
+    """Copy every finished run of ``out`` into ``target`` (module docstring); the number copied."""
+    copied = []
     for command in sorted(out.glob("runs/*/seed_*/command.json")):
         folder = command.parent
         dest = target / folder.relative_to(out / "runs")
@@ -36,18 +39,12 @@ def collect(out: Path, target: Path) -> int:
         digests = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
                    for path in sorted(folder.glob("predictions/*.jsonl"))}
         (dest / "sha256.json").write_text(json.dumps(digests, indent=1) + "\n", encoding="utf-8")
-        count += 1
-    return count
+        copied.append(dest)
+    return len(copied)
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    count = collect(Path(argv[0]), HERE / "runs")
-    print(f"{count} run folder(s) -> {HERE / 'runs'}")
-    return 0 if count else 2
+    return reports.collect_main(__doc__, collect, HERE / "runs", argv)
 
 
 if __name__ == "__main__":
