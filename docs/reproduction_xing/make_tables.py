@@ -133,6 +133,27 @@ def margin_sentence(found: dict, unigram: dict) -> str:
             f"{min(ratios):.2f} to {max(ratios):.2f} x the unigram's {unigram['perplexity']:.1f}.")
 
 
+def ratio_of_means_table(found: dict) -> list[str]:
+    """Per variant and set, the ratio of the mean distractor AS to the mean History AS (means over seeds)."""
+    lines = ["| Prob | Structure | seeds | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
+             "|---|---|---:|" + "---:|" * len(SETS)]
+    for variant in PAPER:
+        seeds = found.get(variant)
+        if seeds:
+            structure, probability = variant.split("@")
+            lines.append(f"| {probability} | {NAMES[structure]} | {len(seeds)} | "
+                         + " | ".join(mean(das(seeds, s, "das_ratio_of_means")) for s in SETS) + " |")
+    return lines
+
+
+def starved_sentence(found: dict) -> str:
+    """How many dialogues the DAS ratios leave out because their History gets no attention (ratio +inf)."""
+    shares = [values.get("history_starved", 0.0) for seeds in found.values() for run in seeds.values()
+              for values in run["results"].values()]
+    return (f"History-starved dialogues (History AS 0, ratio +inf, left out of the DAS ratio and counted by the "
+            f"scoring task): at most {100 * max(shares):.1f} % of a set's dialogues in any run.")
+
+
 def as_table(found: dict, sets, first_last: bool) -> list[str]:
     """Tables 4-6: per set the DAS ratio, the distractors' and the History's average AS (%), and for the begin /
     end sets the AS (%) of the first / last original History utterance; means over seeds."""
@@ -288,7 +309,10 @@ def generate(root: Path | None = None) -> str:
              "Each cell of ours is the mean over the variant's seeds. DAS ratio: eq. 8, the mean over dialogues of "
              "the per-dialogue ratio; \"Perp.\" and \"Avg.\" (mean History AS, %) on the original test set. The last "
              f"row is the context-free baseline from `reproduction_xing/{UNIGRAM.name}`: {unigram['description']}",
-             "", *table3(found, unigram), "", margin_sentence(found, unigram), "",
+             "", *table3(found, unigram), "", margin_sentence(found, unigram), "", starved_sentence(found), "",
+             "The ratio of the mean distractor AS to the mean History AS on the same dialogues (not the paper's "
+             "statistic; eq. 8's mean of per-dialogue ratios is pulled up by the few dialogues whose History gets "
+             "little attention, this one is not):", "", *ratio_of_means_table(found), "",
              "## Tables 4-6: average AS of the distractors and of the History (generated)", "",
              "Per distracting set: the DAS ratio, \"DAS\" (the distracting utterances' average AS, %), \"Avg.\" (the "
              "original History utterances' average AS, %, on the same dialogues) and, for the begin / end sets, the "
