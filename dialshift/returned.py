@@ -98,8 +98,6 @@ _PROTOCOL = {
     "train_config": (lambda v: isinstance(v, str) and v != "", "a config name"),
     "max_instances": (lambda v: v is None or (_is_int(v) and v >= 1), "null or an integer of at least 1"),
 }
-#: The protocol fields of a Lee et al. report only.
-_LEE_ONLY = ("max_instances", "ece_bins")
 
 
 def _check_description(path: Path, step: str, kind: str, seed: int, description: dict) -> None:
@@ -119,11 +117,9 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
     for key in ("bundle", "dataset_revision"):
         need(key, lambda v: isinstance(v, str) and v != "", "a non-empty string")
     need("protocol", lambda v: isinstance(v, dict), "an object")
-    lee = kind.startswith("lee-")
     for key, (ok, what) in _PROTOCOL.items():
-        if lee or key not in _LEE_ONLY:
-            need(key, ok, what, description["protocol"], f"protocol.{key}")
-    if lee:
+        need(key, ok, what, description["protocol"], f"protocol.{key}")
+    if kind.startswith("lee-"):
         need("ece_bins", lambda v: True, "", description["protocol"], "protocol.ece_bins")
         check_option("ece_bins", description["protocol"]["ece_bins"], f"{path}: protocol.ece_bins")
     configs = description["protocol"]["test_configs"]

@@ -61,6 +61,9 @@ class Protocol:
     ece_bins: int = 15
 
 
+PROTOCOL = Protocol
+
+
 def select_configs(dataset, protocol: Protocol) -> None:
     """The test configs of ``protocol``: its patterns matched against the response-ranking configs of the training
     config's family in ``dataset`` (all of them by default)."""

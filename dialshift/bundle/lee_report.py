@@ -6,8 +6,6 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.across_seeds import format_spread, spread
-from dialshift.bundle.manifest import ids_digest
-from dialshift.errors import DialshiftError
 
 HEADLINE = ("recall@1", "brier", "ece")
 
@@ -17,11 +15,9 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     logits: per seed vanilla, temperature (``T`` fitted here on the returned validation logits) and dropout; the
     ensemble of every seed's vanilla logits; the fp32 check. Writes ``OUT/seed<S>/<method>/``, ``OUT/ensemble/``,
     ``OUT/summary.json`` and ``OUT/results.md``; returns the summary."""
-    import pyarrow.compute as pc
-
+    from dialshift.bundle.report_inputs import check_ids, test_ids
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.models.uncertainty import fit_temperature, negative_log_likelihood
-    from dialshift.ranking.data import dataset_revision, read_columns
     from dialshift.ranking.evaluation import write_method
     from dialshift.returned import check_distinct_runs, find_returned, read_logits
     from dialshift.scoring import ScoringSettings, check_output_dir
@@ -32,26 +28,9 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     check_output_dir(out, writes=None, inputs=inputs)  # a new, empty or earlier-written folder, before any work
     found = find_returned(paths)
     protocol = next(iter(found.values())).description["protocol"]
-    revision = dataset_revision(dataset)
-    sources = {entry.description["dataset_revision"] for entry in found.values()}
     configs = list(protocol["test_configs"])
-    ids, candidates = {}, {}
-    for name in configs:
-        table = read_columns(dataset, name, "test", ["id", "candidates"], protocol["max_instances"], 0)
-        ids[name] = table.column("id").to_pylist()
-        counts = set(pc.list_value_length(table.column("candidates")).to_pylist())
-        if len(counts) != 1:
-            found = f"{min(counts)} to {max(counts)} candidates per instance" if counts else "no instances"
-            raise DialshiftError(f"{dataset}: config {name!r} has {found}; the bundle's report needs one candidate "
-                                 "count per config")
-        candidates[name] = counts.pop()
-    for entry in found.values():
-        for name, digest in entry.description["ids"].items():
-            if name not in ids or ids_digest(ids[name]) != digest \
-                    or entry.description["instances"][name] != len(ids[name]):
-                raise DialshiftError(f"{entry.path}: the {name!r} test ids differ from those of {dataset} "
-                                     f"(bundle made from {', '.join(sorted(sources))}, this folder is {revision}); "
-                                     "report against the dataset folder the bundle was made from")
+    ids, candidates = test_ids(dataset, {name: protocol["max_instances"] for name in configs})
+    check_ids(found, ids, dataset)
     rows = {name: len(ids[name]) for name in configs}
     loaded = {step: read_logits(entry, rows, candidates) for step, entry in found.items()}
     check_distinct_runs(found, loaded)
