@@ -107,7 +107,7 @@ def _assemble(paper, dataset, out: Path, protocol, backbone, wheels, wheel_packa
     requirements = " ".join(["dialshift", *(wheel_packages if wheels else ())])
     atomic_write(out / "run.sh", RUNNER.format(work=DEFAULT_WORK, bundle_id=bundle_id, requirements=requirements))
     (out / "run.sh").chmod(0o755)
-    sizes = {part: folder_size(out / part) for part in CONTENT}
+    sizes = {part: folder_size(out / part) for part in CONTENT if (out / part).exists()}
     manifest = {
         "format": BUNDLE_FORMAT, "paper": protocol.paper, "id": bundle_id,
         "created_seconds": round(time.perf_counter() - started, 1), "dataset": str(Path(dataset).resolve()),
