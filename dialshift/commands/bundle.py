@@ -98,7 +98,8 @@ def register(subparsers) -> None:
     report.set_defaults(func=run_report)
 
     ledger = actions.add_parser("ledger", help="the ledger table of the steps run, from returned folders")
-    ledger.add_argument("returned", nargs="+", metavar="FOLDER", help="folders of returned files (one per paper)")
+    ledger.add_argument("root", metavar="ROOT",
+                        help="the committed returned files, one folder per paper (docs/full_scale/returned)")
     ledger.add_argument("--doc", default=None, metavar="MARKDOWN",
                         help="write the table between the ledger markers of this file (docs/full_scale.md)")
     ledger.add_argument("--check", action="store_true", help="with --doc: exit 1 when the file is not what renders")
@@ -192,15 +193,19 @@ def run_report(args) -> int:
 
 
 def run_ledger(args) -> int:
+    from pathlib import Path
+
+    from dialshift import reports
     from dialshift.bundle.ledger import render_ledger
     from dialshift.errors import DialshiftError
 
-    table = render_ledger(args.returned)
+    table = render_ledger(args.root)
     if args.doc is None:
         if args.check:
             raise DialshiftError("--check needs --doc")
         print(table, end="")
         return 0
-    from dialshift import reports
-
-    return reports.render(__import__("pathlib").Path(args.doc), table, "dialshift bundle ledger", args.check)
+    try:
+        return reports.render(Path(args.doc), table, "dialshift bundle ledger", args.check)
+    except SystemExit as error:  # the file lacks the ledger's markers
+        raise DialshiftError(str(error)) from None
