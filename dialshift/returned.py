@@ -1,8 +1,9 @@
 """The files a GPU bundle's steps bring back, every one checked before anything is scored or written.
 
 Every paper's step returns ``<step>.json`` (its description) and its arrays as ``.npz``; the step's name gives its
-kind and seed (:data:`LAYOUTS`). Lee et al.: a step ``lee-train-S`` returns ``lee-train-S.json`` (its description) and ``lee-train-S.npz`` (the test logits of
-each config as ``test/<config>``, N x K, and the ``validation`` logits with their ``validation_labels``);
+kind and seed (:data:`LAYOUTS`). Lee et al.: a step ``lee-train-S`` returns ``lee-train-S.json`` and
+``lee-train-S.npz`` (the test logits of each config as ``test/<config>``, N x K, and the ``validation`` logits with
+their ``validation_labels``);
 ``lee-fp32-S`` returns the same without the validation arrays; ``lee-dropout-S`` a description and one
 ``lee-dropout-S-pI.npz`` per dropout pass I; ``smoke`` only ``smoke.json``, which is no part of a report.
 

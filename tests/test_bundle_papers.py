@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
-from test_bundle import run_sh
+from test_bundle import _edit_json, _edit_npz, run_sh
 
 from dialshift.cli import main as cli
 
@@ -98,23 +98,6 @@ def test_han_report_computes_tables_3_and_4(han, tmp_path):
     assert "+UMS+deb" in (out / "results.md").read_text() and "Table 4" in (out / "results.md").read_text()
 
 
-def _npz_edit(name, change):
-    def edit(back):
-        with np.load(back / name) as z:
-            arrays = {key: z[key] for key in z.files}
-        change(arrays)
-        np.savez_compressed(back / name, **arrays)
-    return edit
-
-
-def _json_edit(name, **changes):
-    def edit(back):
-        description = json.loads((back / name).read_text())
-        description.update(changes)
-        (back / name).write_text(json.dumps(description))
-    return edit
-
-
 def _copy_seed(paper_step, other):
     def edit(back):
         (back / f"{other}.npz").write_bytes((back / f"{paper_step}.npz").read_bytes())
@@ -122,11 +105,11 @@ def _copy_seed(paper_step, other):
 
 
 FORGED_HAN = {
-    "wrong shape": (_npz_edit("han-ums-deb-0.npz", lambda a: a.update({"test/kor_adv": np.zeros((12, 3))})),
+    "wrong shape": (_edit_npz("han-ums-deb-0.npz", lambda a: a.update({"test/kor_adv": np.zeros((12, 3))})),
                     "han-ums-deb-0.npz", "array 'test/kor_adv' is float64 of shape 12x3, expected floating-point"),
-    "NaN score": (_npz_edit("han-ums-deb-1.npz", lambda a: a["test/kor_chitchat"].__setitem__((0, 0), np.nan)),
+    "NaN score": (_edit_npz("han-ums-deb-1.npz", lambda a: a["test/kor_chitchat"].__setitem__((0, 0), np.nan)),
                   "han-ums-deb-1.npz", "holds 1 non-finite values"),
-    "seed swapped": (_json_edit("han-ums-deb-1.json", seed=0), "han-ums-deb-1.json", "would swap two seeds"),
+    "seed swapped": (_edit_json("han-ums-deb-1.json", seed=0), "han-ums-deb-1.json", "would swap two seeds"),
     "another seed's scores": (_copy_seed("han-ums-deb-0", "han-ums-deb-1"), "han-ums-deb-1.npz",
                               "a copy of step han-ums-deb-0"),
     "unknown variant": (lambda back: (back / "han-lex-0.json").write_text("{}"), "han-lex-0.json",
@@ -161,9 +144,8 @@ def test_bias_features_of_other_rows_are_refused(tmp_path):
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-    from trainers.debias import read_bias_features
-
     from dialshift.errors import DialshiftError
+    from trainers.debias import read_bias_features
 
     path = tmp_path / "features.npz"
     np.savez(path, ids=np.array(["a", "b"]), features=np.arange(16, dtype=np.float32).reshape(2, 2, 4))
@@ -232,9 +214,9 @@ def _ids_edit(name, config):
 
 FORGED_XING = {
     "attention scores cut short": (
-        _npz_edit("xing-static_ui-p0.7-0.npz", lambda a: a.update({"test/ubuntu/as": a["test/ubuntu/as"][:-1]})),
+        _edit_npz("xing-static_ui-p0.7-0.npz", lambda a: a.update({"test/ubuntu/as": a["test/ubuntu/as"][:-1]})),
         "xing-static_ui-p0.7-0.npz", "array 'test/ubuntu/as' is float32 of shape"),
-    "NaN attention": (_npz_edit("xing-static_ui-p0.7-1.npz",
+    "NaN attention": (_edit_npz("xing-static_ui-p0.7-1.npz",
                                 lambda a: a["test/ubuntu_distract_rare_end/as"].__setitem__(0, np.nan)),
                       "xing-static_ui-p0.7-1.npz", "holds 1 non-finite values"),
     "ids of another draw": (_ids_edit("xing-static_ui-p0.7-1.json", "ubuntu_distract_random_0.5"),

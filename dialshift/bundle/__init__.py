@@ -25,8 +25,15 @@ the ledger of the steps run (``docs/full_scale.md``) from the committed returned
 
 from dialshift.bundle.create import create_bundle
 from dialshift.bundle.lee import H100, Protocol
-from dialshift.bundle.manifest import (BUNDLE_FILE, DEFAULT_WORK, LIMIT_BYTES, WEIGHTS_FILE, content_id, read_manifest,
-                                       upcast_backbone)
+from dialshift.bundle.manifest import (
+                                       BUNDLE_FILE,
+                                       DEFAULT_WORK,
+                                       LIMIT_BYTES,
+                                       WEIGHTS_FILE,
+                                       content_id,
+                                       read_manifest,
+                                       upcast_backbone,
+)
 from dialshift.bundle.steps import plan, report, run_step
 
 __all__ = ["BUNDLE_FILE", "DEFAULT_WORK", "H100", "LIMIT_BYTES", "WEIGHTS_FILE", "Protocol", "content_id",

@@ -30,8 +30,8 @@ def build_wheels(out: Path, packages=WHEEL_PACKAGES, python_versions=PYTHON_VERS
 
 
 def copy_trainers(out: Path, names) -> None:
-    """The trainer files ``names`` into ``out``, where a step runs them by path: ``trainers/`` of the source checkout the running
-    dialshift comes from, else the installed ``dialshift_trainers`` (the same files)."""
+    """The trainer files ``names`` into ``out``, where a step runs them by path: ``trainers/`` of the source checkout
+    the running dialshift comes from, else the installed ``dialshift_trainers`` (the same files)."""
     from importlib import resources
 
     from dialshift.wheels import source_checkout

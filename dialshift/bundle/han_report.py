@@ -82,7 +82,8 @@ def summary_markdown(summary: dict) -> str:
     lines = ["# Han et al. at full scale: results from the returned scores", "",
              "Each cell: mean ± standard deviation across the seeds. Computed by `dialshift bundle report`.", "",
              "## Table 3: in-domain and adversarial Precision@1, adversarial ECE", "",
-             "| variant | seeds | in-domain P@1 (kor_chitchat, 1 of 10) | adversarial P@1 (kor_adv) | adversarial ECE |",
+             "| variant | seeds | in-domain P@1 (kor_chitchat, 1 of 10) | adversarial P@1 (kor_adv) "
+             "| adversarial ECE |",
              "|---|---|---|---|---|"]
     for variant, row in variants.items():
         lines.append(f"| {LABELS[variant]} | {len(row['seeds'])} | {format_spread(row['in_domain_p@1'])} | "

@@ -16,14 +16,6 @@ from dialshift.errors import DialshiftError
 EMPTY = "No step has run on a GPU yet: every folder under the returned root is empty or absent."
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _rate(count, seconds):
     return count / seconds if isinstance(count, (int, float)) and isinstance(seconds, (int, float)) and seconds > 0 \
         else None
@@ -31,6 +23,7 @@ def _rate(count, seconds):
 
 def step_row(path: Path) -> dict:
     """The ledger row of one step description (``<step>.json``) and the files of its step beside it."""
+    from dialshift.io import update_digest
     from dialshift.returned import read_json_object
 
     description = read_json_object(path, "step description", "fetch it again")
@@ -45,7 +38,7 @@ def step_row(path: Path) -> dict:
             "device": description.get("device"), "seconds": description.get("seconds"),
             "train_steps_per_second": steps_per_second,
             "pairs_per_second": description.get("pairs_per_second") or _rate(pairs, scoring.get("score_seconds")),
-            "files": [(p.name, _sha256(p)) for p in files]}
+            "files": [(p.name, update_digest(hashlib.sha256(), p).hexdigest()) for p in files]}
 
 
 def ledger_rows(root) -> list[dict]:

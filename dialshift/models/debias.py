@@ -114,8 +114,7 @@ def train_biased_model(features: np.ndarray, labels: np.ndarray, seed: int, lear
     eval mode with its parameters frozen, and the training accuracy."""
     import torch
 
-    for model in _biased_epochs(features, labels, seed, learning_rate, epochs, batch_size):
-        pass
+    *_, model = _biased_epochs(features, labels, seed, learning_rate, epochs, batch_size)
     model.eval().requires_grad_(False)
     with torch.no_grad():
         accuracy = float((model(torch.as_tensor(features)).argmax(1) == torch.as_tensor(labels)).float().mean())
