@@ -78,6 +78,33 @@ def test_han_bundle_carries_its_configs_features_and_plan(han):
 
 
 @pytest.mark.data
+def test_han_backbone_carries_the_embedding_rows_its_texts_use(han):
+    """The reduced word-embedding matrix arrives with every used row in place (fp16) and zeros elsewhere."""
+    import torch
+    from safetensors.torch import load_file
+
+    from dialshift.bundle.han import _texts
+    from dialshift.models.backbones import load_backbone
+
+    _, _, bundle, manifest, _, work = han
+    model, tokenizer, _ = load_backbone("tiny", seed=0)
+    original = model.base_model.embeddings.word_embeddings.weight.detach().to(torch.float16).to(torch.float32)
+    arrived = load_file(str(work / f"backbone-{manifest['id']}" / "model.safetensors"))
+    matrix = arrived["embeddings.word_embeddings.weight"]
+    used = {i for ids in tokenizer(_texts(bundle / "data", {"kor_adv": ["test"], "kor_chitchat": ["train",
+                                                                                                   "validation",
+                                                                                                   "test"]}),
+                                   add_special_tokens=False)["input_ids"] for i in ids}
+    used |= set(tokenizer.all_special_ids)
+    kept = torch.as_tensor(sorted(used))
+    assert matrix.shape == original.shape and len(used) < len(tokenizer) // 2
+    assert torch.equal(matrix[kept], original[kept])
+    others = torch.ones(len(matrix), dtype=torch.bool)
+    others[kept] = False
+    assert not matrix[others].any()
+
+
+@pytest.mark.data
 def test_han_report_computes_tables_3_and_4(han, tmp_path):
     _, dataset, _, _, back, _ = han
     out = tmp_path / "report"

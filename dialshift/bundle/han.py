@@ -6,6 +6,10 @@ converted e5 in fp16; word embeddings trainable unless the protocol freezes them
 ``kor_chitchat`` test split and return the response scores (``test/<config>``, rows x candidates, float32). A step
 cut off at 10 minutes resumes from its checkpoints when called again on the warm machine.
 
+The backbone's word-embedding matrix travels with the rows of the tokens the carried configs use only (e5's 250,037
+x 384 matrix would not fit the carry limit; :func:`dialshift.bundle.manifest.save_fp16_backbone`); the other rows
+arrive as zeros, which no carried text looks up.
+
 The biased model of DRiFt is trained to convergence: ``dialshift bundle create`` computes its four Jaccard features
 of every training and validation pair here (kiwipiepy's morphemes, which the remote lacks, and the backbone's
 subwords), carries the training pairs' features (``data/bias_features.npz``) and sets the protocol's
@@ -53,6 +57,7 @@ class HanProtocol:
     learning_rate: float = 2.5e-5
     max_length: int = 128
     freeze_word_embeddings: bool = False
+    reduce_vocabulary: bool = True  # carry the embedding rows of the tokens the carried configs use only
     bias_epochs: int | None = None  # None: from the biased model's validation loss at create
     bias_max_epochs: int = 100
     bias_patience: int = 5
@@ -83,18 +88,34 @@ def _pair_features(tokenizer, split: dict) -> np.ndarray:
         np.array([label for _, _, label in pairs])
 
 
+def _texts(folder: Path, rows: dict) -> list[str]:
+    """Every utterance and candidate response of the carried configs' splits."""
+    from dialshift.ranking.data import load_split
+
+    texts = set()
+    for name, splits in rows.items():
+        for split in splits:
+            data = load_split(folder, name, split)
+            for context, candidates in zip(data["context"], data["candidates"], strict=True):
+                texts.update(context)
+                texts.update(candidates)
+    return sorted(texts)
+
+
 def carry(dataset, out: Path, protocol: HanProtocol, backbone: str, progress: bool) -> dict:
     """The backbone in fp16, ``kor_chitchat`` and ``kor_adv`` (:func:`dialshift.bundle.folders.copy_configs`), the
     training pairs' bias features and, unless set, ``bias_epochs`` from the biased model's validation loss."""
     from transformers import AutoTokenizer
 
     from dialshift.bundle.folders import copy_configs
+    from dialshift.models.backbones import backbone_source
     from dialshift.models.debias import biased_validation_curve
     from dialshift.ranking.data import load_split
 
-    resolved = save_fp16_backbone(backbone, out / "backbone")
     rows = copy_configs(dataset, out / "data", [ADVERSARIAL_CONFIG, TRAIN_CONFIG])
-    tokenizer = AutoTokenizer.from_pretrained(str(out / "backbone"))
+    resolved = save_fp16_backbone(backbone, out / "backbone",
+                                  keep_texts=_texts(out / "data", rows) if protocol.reduce_vocabulary else None)
+    tokenizer = AutoTokenizer.from_pretrained(backbone_source(backbone))
     train = load_split(out / "data", TRAIN_CONFIG, "train", protocol.max_train_instances, 0)
     validation = load_split(out / "data", TRAIN_CONFIG, "validation", protocol.max_eval_instances, 0)
     features, labels = _pair_features(tokenizer, train)

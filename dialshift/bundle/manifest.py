@@ -34,10 +34,32 @@ def folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
 
-def save_fp16_backbone(name: str, out: Path) -> str:
-    """The backbone ``name`` (``minilm``, ``tiny`` or a folder) as ``out/model.safetensors.zst`` (fp16, zstd) with
-    its config and tokenizer; return the resolved backbone description."""
+#: The rows of the word-embedding matrix a vocabulary-reduced backbone carries, and the matrix's full row count.
+KEPT_ROWS, VOCABULARY_ROWS = "dialshift.kept_rows", "dialshift.vocabulary_rows"
+#: Tokenizer files larger than this travel zstd-compressed (``NAME.zst``), unpacked on arrival.
+PACK_ABOVE_BYTES = 2**20
+
+
+def _pack(data: bytes) -> bytes:
     import pyarrow as pa
+
+    return len(data).to_bytes(8, "little") + pa.Codec("zstd", compression_level=3).compress(data, asbytes=True)
+
+
+def _unpack(packed: bytes) -> bytes:
+    import pyarrow as pa
+
+    return pa.Codec("zstd").decompress(packed[8:], decompressed_size=int.from_bytes(packed[:8], "little"),
+                                       asbytes=True)
+
+
+def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> str:
+    """The backbone ``name`` (``minilm``, ``tiny`` or a folder) as ``out/model.safetensors.zst`` (fp16, zstd) with
+    its config and tokenizer; return the resolved backbone description.
+
+    With ``keep_texts``, the word-embedding matrix keeps only the rows of the tokens those texts tokenize into and
+    the special tokens (:data:`KEPT_ROWS`); :func:`upcast_backbone` puts them back in place in a matrix of zeros, so
+    the model computes the same on those texts (a row no text looks up changes no output)."""
     import torch
     from safetensors.torch import load_file, save
 
@@ -54,16 +76,26 @@ def save_fp16_backbone(name: str, out: Path) -> str:
             raise DialshiftError(f"{folder}: no model.safetensors to put in the bundle (a local model folder is "
                                  "needed)")
         state = load_file(str(folder / "model.safetensors"))
+    if keep_texts is not None:
+        key = next(k for k in state if k.endswith("word_embeddings.weight"))
+        kept = set(tokenizer.all_special_ids)
+        for ids in tokenizer(list(keep_texts), add_special_tokens=False)["input_ids"]:
+            kept.update(ids)
+        rows = torch.as_tensor(sorted(kept), dtype=torch.int64)
+        state = {**state, key: state[key][rows], KEPT_ROWS: rows,
+                 VOCABULARY_ROWS: torch.as_tensor([state[key].shape[0]], dtype=torch.int64)}
     half = {key: (value.to(torch.float16) if value.is_floating_point() else value).contiguous()
             for key, value in state.items()}
-    raw = save(half, metadata={"format": "pt", "dialshift": "fp16, upcast on arrival"})
-    atomic_write(out / WEIGHTS_FILE, len(raw).to_bytes(8, "little") + pa.Codec("zstd", compression_level=3).compress(
-        raw, asbytes=True))
+    atomic_write(out / WEIGHTS_FILE, _pack(save(half, metadata={"format": "pt",
+                                                                "dialshift": "fp16, upcast on arrival"})))
     model.base_model.config.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    for extra in out.iterdir():  # only what loading needs
+    for extra in list(out.iterdir()):  # only what loading needs
         if extra.name not in (*BACKBONE_FILES, WEIGHTS_FILE):
             shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
+        elif extra.name != WEIGHTS_FILE and extra.stat().st_size > PACK_ABOVE_BYTES:
+            atomic_write(out / f"{extra.name}.zst", _pack(extra.read_bytes()))
+            extra.unlink()
     return resolved
 
 
@@ -95,17 +127,23 @@ def upcast_backbone(bundle: Path, work: Path) -> Path:
     source = bundle / "backbone"
     packed = (source / WEIGHTS_FILE).read_bytes()
     try:
-        raw = pa.Codec("zstd").decompress(packed[8:], decompressed_size=int.from_bytes(packed[:8], "little"),
-                                          asbytes=True)
-        state = load(raw)
+        state = load(_unpack(packed))
     except (pa.ArrowException, SafetensorError, ValueError, OSError, MemoryError) as error:
         raise DialshiftError(f"{source / WEIGHTS_FILE}: damaged ({type(error).__name__}: {error}); copy the bundle "
                              "again") from error
+    if KEPT_ROWS in state:  # a vocabulary-reduced matrix: its rows back in place
+        rows, total = state.pop(KEPT_ROWS), int(state.pop(VOCABULARY_ROWS)[0])
+        key = next(k for k in state if k.endswith("word_embeddings.weight"))
+        full = torch.zeros((total, state[key].shape[1]), dtype=state[key].dtype)
+        full[rows] = state[key]
+        state[key] = full
     save_file({k: (v.to(torch.float32) if v.is_floating_point() else v) for k, v in state.items()},
               str(target / "model.safetensors"), metadata={"format": "pt"})
     for name in BACKBONE_FILES:
         if (source / name).is_file():
             shutil.copy2(source / name, target / name)
+        elif (source / f"{name}.zst").is_file():
+            (target / name).write_bytes(_unpack((source / f"{name}.zst").read_bytes()))
     (target / ".complete").write_text("")
     return target
 
