@@ -98,6 +98,7 @@ def test_han_backbone_carries_the_embedding_rows_its_texts_use(han):
     used |= set(tokenizer.all_special_ids)
     kept = torch.as_tensor(sorted(used))
     assert matrix.shape == original.shape and len(used) < len(tokenizer) // 2
+    assert manifest["embedding_rows"] == {"kept": len(used), "of": len(matrix)}
     assert torch.equal(matrix[kept], original[kept])
     others = torch.ones(len(matrix), dtype=torch.bool)
     others[kept] = False

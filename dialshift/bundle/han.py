@@ -113,7 +113,7 @@ def carry(dataset, out: Path, protocol: HanProtocol, backbone: str, progress: bo
     from dialshift.ranking.data import load_split
 
     rows = copy_configs(dataset, out / "data", [ADVERSARIAL_CONFIG, TRAIN_CONFIG])
-    resolved = save_fp16_backbone(backbone, out / "backbone",
+    described = save_fp16_backbone(backbone, out / "backbone",
                                   keep_texts=_texts(out / "data", rows) if protocol.reduce_vocabulary else None)
     tokenizer = AutoTokenizer.from_pretrained(backbone_source(backbone))
     train = load_split(out / "data", TRAIN_CONFIG, "train", protocol.max_train_instances, 0)
@@ -129,8 +129,7 @@ def carry(dataset, out: Path, protocol: HanProtocol, backbone: str, progress: bo
                                         learning_rate=protocol.bias_learning_rate,
                                         max_epochs=protocol.bias_max_epochs, patience=protocol.bias_patience)
         protocol.bias_epochs = curve["epochs"]
-    return {"backbone": resolved, "backbone_dtype": "float16 (upcast to float32 on arrival)",
-            "train_instances": len(train["id"]), "train_pairs": int(len(labels)),
+    return {**described, "train_instances": len(train["id"]), "train_pairs": int(len(labels)),
             "validation_instances": len(validation["id"]),
             "test_instances": {name: min(rows[name]["test"], protocol.max_instances or rows[name]["test"])
                                for name in (ADVERSARIAL_CONFIG, TRAIN_CONFIG)},

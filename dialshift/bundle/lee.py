@@ -85,14 +85,13 @@ def carry(dataset, out: Path, protocol: Protocol, backbone: str, progress: bool)
     fields describing them."""
     from dialshift.ranking.data import write_slim_folder
 
-    resolved = save_fp16_backbone(backbone, out / "backbone")
+    described = save_fp16_backbone(backbone, out / "backbone")
     splits = {name: ["test"] for name in protocol.test_configs}
     splits[protocol.train_config] = ["train", "validation", *splits.get(protocol.train_config, [])]
     slim = write_slim_folder(dataset, out / "data", splits)
     counts = {name: entry["rows"] for name, entry in ((n, s["test"]) for n, s in slim["configs"].items()
                                                        if "test" in s)}
-    return {"backbone": resolved, "backbone_dtype": "float16 (upcast to float32 on arrival)",
-            "train_instances": slim["configs"][protocol.train_config]["train"]["rows"],
+    return {**described, "train_instances": slim["configs"][protocol.train_config]["train"]["rows"],
             "validation_instances": slim["configs"][protocol.train_config]["validation"]["rows"],
             "test_instances": counts}
 

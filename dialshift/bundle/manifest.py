@@ -53,9 +53,9 @@ def _unpack(packed: bytes) -> bytes:
                                        asbytes=True)
 
 
-def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> str:
+def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> dict:
     """The backbone ``name`` (``minilm``, ``tiny`` or a folder) as ``out/model.safetensors.zst`` (fp16, zstd) with
-    its config and tokenizer; return the resolved backbone description.
+    its config and tokenizer; return the manifest's description of it (``backbone``: the resolved name).
 
     With ``keep_texts``, the word-embedding matrix keeps only the rows of the tokens those texts tokenize into and
     the special tokens (:data:`KEPT_ROWS`); :func:`upcast_backbone` puts them back in place in a matrix of zeros, so
@@ -68,6 +68,7 @@ def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> str:
 
     out.mkdir(parents=True, exist_ok=True)
     model, tokenizer, resolved = load_backbone(name, seed=0)
+    described = {"backbone": resolved, "backbone_dtype": "float16 (upcast to float32 on arrival)"}
     if name == TINY_MODEL:  # random weights: the base model as a tiny run would initialise it
         state = model.base_model.state_dict()
     else:
@@ -84,6 +85,7 @@ def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> str:
         rows = torch.as_tensor(sorted(kept), dtype=torch.int64)
         state = {**state, key: state[key][rows], KEPT_ROWS: rows,
                  VOCABULARY_ROWS: torch.as_tensor([state[key].shape[0]], dtype=torch.int64)}
+        described["embedding_rows"] = {"kept": len(rows), "of": int(state[VOCABULARY_ROWS][0])}
     half = {key: (value.to(torch.float16) if value.is_floating_point() else value).contiguous()
             for key, value in state.items()}
     atomic_write(out / WEIGHTS_FILE, _pack(save(half, metadata={"format": "pt",
@@ -96,7 +98,7 @@ def save_fp16_backbone(name: str, out: Path, keep_texts=None) -> str:
         elif extra.name != WEIGHTS_FILE and extra.stat().st_size > PACK_ABOVE_BYTES:
             atomic_write(out / f"{extra.name}.zst", _pack(extra.read_bytes()))
             extra.unlink()
-    return resolved
+    return described
 
 
 def content_id(bundle: Path) -> str:
