@@ -11,7 +11,8 @@ the candidates are the near misses a deployed system would see rather than rando
   space; every pool utterance is embedded as a ``"passage: "`` (:func:`dialshift.models.e5.embed`);
 * the **candidates** (:func:`retrieve`) are the ``k`` pool utterances of highest cosine with the query whose text
   is not the gold response (ties: the smaller pool index first), with the gold inserted at a position drawn from the
-  instance's own generator; each instance records its gold's rank over the whole pool.
+  instance's own generator; each instance records its gold's rank over the whole pool and, per candidate, whether
+  its text is one of the instance's context turns (the Repetition type of adversarial response, Han et al. §2).
 
 Nobody judges the retrieved utterances: the gold is the only positive, so a ranker's Precision@1 on these lists is a
 lower bound of what human raters (the paper's three annotators) would grant, since some retrieved utterances are
@@ -125,14 +126,18 @@ def retrieve(dataset, bi_encoder, config: str = "kor_chitchat", split: str = "te
         slot = int(instance_rng(seed, GOLD_POSITION_KEY, instance).integers(k + 1))
         retrieved.insert(slot, gold)
         cosines.insert(slot, float(similarities[gold]))
+        context = set(test["context"][position])
         rows.append({"id": instance, "candidates": [pool.ids[i] for i in retrieved], "label": slot,
                      "cosine": [round(value, 5) for value in cosines],
+                     "repeats_context": [pool.texts[i] in context for i in retrieved],
                      "gold_pool_rank": int((similarities > similarities[gold]).sum()) + 1})
     ranks = np.array([row["gold_pool_rank"] for row in rows])
+    repeats = np.mean([np.mean(row["repeats_context"]) for row in rows])
     summary = {"config": config, "split": split, "pool_splits": list(pool_splits), "pool_size": len(pool.ids),
                "pool_digest": pool.digest(), "instances": len(rows), "split_instances": total, "k": k,
                "candidates_per_instance": k + 1, "query_turns": query_turns, "sample_seed": sample_seed,
-               "seed": seed, "gold_in_top_k": float(np.mean(ranks <= k)), "gold_median_rank": float(np.median(ranks))}
+               "seed": seed, "gold_in_top_k": float(np.mean(ranks <= k)), "gold_median_rank": float(np.median(ranks)),
+               "candidates_repeating_context": float(repeats)}
     return rows, summary
 
 
