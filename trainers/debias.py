@@ -268,36 +268,49 @@ class DebiasTask(Task):
 # ----------------------------------------------------------------------------------------------- predictions
 
 
-def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_test_instances=None, sample_seed=0,
-                      device=None) -> dict:
-    """Score ``kor_adv`` and the ``kor_chitchat`` test split with a trained model folder, write
-    ``OUT/{config}/{config}.jsonl`` in the formats of :mod:`dialshift.scoring.tasks` and a ``run.json`` beside each;
-    return the run descriptions."""
+def load_model(model_dir, device=None):
+    """``(model, encoder, meta)`` of a trained model folder: the sequence classifier in eval mode (on ``device``
+    when given), its :class:`~dialshift.models.debias.TurnEncoder` and ``dialshift_model.json``."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.hub.reading import folder_configs
-    from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
-    from dialshift.models.uncertainty import softmax
-    from dialshift.ranking.data import load_split
-    from dialshift.scoring.predictions import write_predictions
     from dialshift.training import read_model_meta
 
-    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
     meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
                            trainer="trainers/debias.py")
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
     if device is not None:
         model.to(device)
-    encoder = TurnEncoder(tokenizer, meta["max_length"])
+    return model, TurnEncoder(tokenizer, meta["max_length"]), meta
+
+
+def instance_scores(model, encoder, split: dict, batch_size: int = 64) -> np.ndarray:
+    """``(instances, candidates)`` scores (logit 1 - logit 0) of a ranking split's candidates; every instance must
+    have the same number of candidates."""
+    scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
+    return scores.reshape(len(split["id"]), -1)
+
+
+def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_test_instances=None, sample_seed=0,
+                      device=None) -> dict:
+    """Score ``kor_adv`` and the ``kor_chitchat`` test split with a trained model folder, write
+    ``OUT/{config}/{config}.jsonl`` in the formats of :mod:`dialshift.scoring.tasks` and a ``run.json`` beside each;
+    return the run descriptions."""
+    from dialshift.hub.reading import folder_configs
+    from dialshift.io import write_json_atomic
+    from dialshift.models.uncertainty import softmax
+    from dialshift.ranking.data import load_split
+    from dialshift.scoring.predictions import write_predictions
+
+    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
+    model, encoder, meta = load_model(model_dir, device)
     runs = {}
     for config, limit in ((ADVERSARIAL_CONFIG, None), (DEFAULT_CONFIG, max_test_instances)):
         out = Path(out_dir) / config  # one folder per config: the subsample setting of run.json is per folder
         out.mkdir(parents=True, exist_ok=True)
         split = load_split(dataset, config, "test", limit, sample_seed)
-        scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
-        scores = scores.reshape(len(split["id"]), -1)
+        scores = instance_scores(model, encoder, split, batch_size)
         probabilities = softmax(scores, axis=1)
         write_predictions(out / f"{config}.jsonl", tasks[config], split["id"],
                           {"scores": scores, "probabilities": probabilities})

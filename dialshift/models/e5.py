@@ -235,12 +235,15 @@ def load_converted(model_dir):
     from transformers.utils import logging as hf_logging
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # no weight-loading bar: a command's output stays its own
     try:
         model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     return model.eval(), tokenizer
 
 

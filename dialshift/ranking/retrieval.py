@@ -98,6 +98,11 @@ def retrieve(dataset, bi_encoder, config: str = "kor_chitchat", split: str = "te
 
     if k < 1:
         raise DialshiftError(f"k = {k}: retrieve at least one candidate")
+    try:
+        model, tokenizer = load_converted(bi_encoder)
+    except OSError as error:
+        raise DialshiftError(f"{bi_encoder}: not a converted e5 folder ({str(error).splitlines()[0]}); write one "
+                             f"with `dialshift convert-e5 {bi_encoder}`") from error
     pool = utterance_pool(dataset, config, pool_splits)
     table = read_columns(dataset, config, split, ("id", "context", "candidates", "label"), max_instances, sample_seed)
     test = {name: table.column(name).to_pylist() for name in ("id", "context", "candidates", "label")}
@@ -110,11 +115,6 @@ def retrieve(dataset, bi_encoder, config: str = "kor_chitchat", split: str = "te
     if missing:
         raise DialshiftError(f"{dataset}: {config} {split} instance {missing[0]}: its gold response is not in the pool "
                              f"of the splits {', '.join(pool_splits)}; include {split} in the pool splits")
-    try:
-        model, tokenizer = load_converted(bi_encoder)
-    except OSError as error:
-        raise DialshiftError(f"{bi_encoder}: not a converted e5 folder ({str(error).splitlines()[0]}); write one "
-                             f"with `dialshift convert-e5 {bi_encoder}`") from error
     passages = embed(model, tokenizer, pool.texts, batch_size, "passage: ", 128, progress, "embedding the pool")
     queries = embed(model, tokenizer, [query_text(c, query_turns) for c in test["context"]], batch_size, "query: ",
                     256, progress, "embedding the contexts")
