@@ -25,13 +25,14 @@ DIALOGUES = [
 ]
 
 
-def write_folder(root: Path, dialogues=DIALOGUES) -> Path:
-    """A Hub dataset folder with a ``kor_chitchat`` config: d0-d3 in train, d4-d5 in test, ranking rows as the
-    Korean family writes them (every turn after the first is the gold response to the turns before it)."""
+def write_folder(root: Path, dialogues=DIALOGUES, validation: bool = False) -> Path:
+    """A Hub dataset folder with a ``kor_chitchat`` config: d0-d3 in train, d4-d5 in test (and, with
+    ``validation``, in validation too), ranking rows as the Korean family writes them (every turn after the first is
+    the gold response to the turns before it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    splits = {"train": dialogues[:4], "test": dialogues[4:]}
+    splits = {"train": dialogues[:4], "test": dialogues[4:], **({"validation": dialogues[4:]} if validation else {})}
     utterances = sorted({text for _, turns in dialogues for text in turns})
     (root / "kor_chitchat").mkdir(parents=True)
     for split, members in splits.items():
@@ -203,3 +204,34 @@ def test_real_env_table_counts_precision_repetitions_and_applies_the_rule(han, t
     assert "| retrieved candidates that repeat a context turn | 50.0 % |" in text
     expected = verdict([50.0, 25.0], "+").cell()
     assert f"| +deb − baseline | +0.3 | +50.0 / +25.0 | +37.5 [" in text and expected in text
+
+
+def test_rerank_scores_the_candidates_with_a_trained_model_and_refuses_a_misnamed_one(han, bi_encoder, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from trainers import debias
+
+    dataset = write_folder(tmp_path / "ds", validation=True)
+    model = tmp_path / "model"
+    assert debias.main(["--dataset", str(dataset), "--output-dir", str(model), "--model", "tiny", "--num-epochs", "1",
+                        "--batch-size", "4", "--max-length", "32", "--no-progress"]) == 0
+    folder = tmp_path / "real_env"
+    rows, summary = retrieval.retrieve(dataset, bi_encoder, k=3, pool_splits=("train", "test"), progress=False)
+    retrieval.write_candidates(folder, rows)
+    (folder / "run.json").write_text(json.dumps({"retrieval": summary}))
+    (model / "command.json").write_text(json.dumps({"commit": "c0ffee", "threads": 1, "cpu_seconds": 2.0}))
+    [out] = han.rerank(dataset, [("baseline", str(model))], folder)
+    assert out == folder / "rerank" / "baseline-seed0"
+    predictions = [json.loads(line) for line in gzip.decompress((out / "predictions.jsonl.gz").read_bytes()).splitlines()]
+    split = retrieval.load_candidates(dataset, folder, summary)
+    model_, encoder, _ = debias.load_model(model)
+    expected = debias.instance_scores(model_, encoder, split)
+    assert [p["id"] for p in predictions] == split["id"]
+    np.testing.assert_allclose([p["scores"] for p in predictions], expected, atol=1e-5)
+    command = json.loads((out / "command.json").read_text())
+    assert command["training"]["commit"] == "c0ffee" and command["commit"]
+    assert json.loads((out / "run.json").read_text())["variant"] == "baseline"
+    assert "| baseline | 36.2 ± 0.9 |" in "\n".join(han.real_env_lines(folder))
+    with pytest.raises(DialshiftError, match="is a 'baseline' model; name it by its variant"):
+        han.rerank(dataset, [("+deb", str(model))], folder)
