@@ -275,9 +275,9 @@ def runs_table(found: dict) -> list[str]:
         lines.append(f"| {label(variant)} | {', '.join(map(str, sorted(seeds)))} | {', '.join(commits)} | "
                      f"{np.mean(cpu):.0f} | {np.mean(wall):.0f} |")
     lines += ["", f"In all: {count} runs, {cpu_total / 60:.0f} CPU minutes (one torch thread each, at `nice -n 10`), "
-              f"{wall_total / 60:.0f} minutes of wall time summed over the runs (two ran at a time on a shared 2-core "
-              "machine, so wall time is several times the CPU time). CPU seconds include predicting and scoring the "
-              "ten test sets."]
+              f"{wall_total / 60:.0f} minutes of wall time summed over the runs (three ran at a time on a shared "
+              "2-core machine, so wall time is several times the CPU time). CPU seconds include predicting and "
+              "scoring the ten test sets."]
     return lines
 
 
