@@ -305,7 +305,8 @@ def generate(root: Path | None = None) -> str:
     within, more = within_table(found)
     lines = ["## Table 3 beside ours (generated)", "",
              f"From the run files under `reproduction_xing/runs/` ({sum(map(len, found.values()))} runs of "
-             f"{len(found)} of the 23 variants, {' or '.join(map(str, seeds))} seed{'s' * (seeds != [1])} each). "
+             f"{len(found)} of the 23 variants, {' or '.join(map(str, seeds))} seed{'s' * (seeds != [1])} each: "
+             "the table of what ran says which). "
              f"{setting_sentence(found)} "
              "Each cell of ours is the mean over the variant's seeds. DAS ratio: eq. 8, the mean over dialogues of "
              "the per-dialogue ratio; \"Perp.\" and \"Avg.\" (mean History AS, %) on the original test set. The last "
