@@ -7,7 +7,8 @@
 # scores each with `dialshift evaluate` on $CONFIGS, $MAX_INSTANCES instances per config (the same ids wherever a
 # config holds them): vanilla and temperature into OUT/eval/seed_S/vanilla_temperature, then MC dropout of the
 # rankers in $DROPOUT_SEEDS into OUT/eval/seed_S/dropout ($DROPOUT_CONFIGS, $DROPOUT_INSTANCES per config). The
-# defaults below are the runs of the report. The jobs run in that order on WORKERS
+# defaults below are the runs of the report. The seeds with MC dropout come first, so that a run stopped early still
+# holds them. The jobs run in that order on WORKERS
 # (default 2) processes at `nice -n 10` with $OMP_NUM_THREADS (default 1) torch threads each; a job starts once the
 # ranker it needs exists, so scoring seed 0 overlaps training seed 1. The code of commit $CODE_COMMIT (default: HEAD)
 # is copied once to OUT/code/<commit> and every job imports it from there. Each job leaves command.json beside its
@@ -18,7 +19,7 @@ out=$(realpath -m "${1:?usage: run_all.sh OUT [WORKERS]}")
 workers=${2:-2}
 seeds=(${SEEDS:-0 1 2 3 4})
 configs=(${CONFIGS:-dailydialog uw_0.10 uw_0.30 uw_0.50 kw_0.50 ic_0of6 ic_2of6 ic_4of6 ic_5of6 sr_6 sr_4 sr_2})
-max_instances=${MAX_INSTANCES:-150}
+max_instances=${MAX_INSTANCES:-100}
 dropout_seeds=(${DROPOUT_SEEDS:-0 1 2})
 dropout_configs=(${DROPOUT_CONFIGS:-dailydialog uw_0.50})
 dropout_instances=${DROPOUT_INSTANCES:-$max_instances}
@@ -56,15 +57,9 @@ EOF
 
 # The job list, in order: NAME|DONE_FILE|NEEDED_FILE|OUTPUT_DIR|ARGUMENTS (space-separated, no spaces inside).
 jobs_list() {
-  local common="--dataset $out/build --configs ${configs[*]} --max-instances $max_instances --no-plots --no-progress"
-  for seed in "${seeds[@]}"; do
-    local ranker="$out/rankers/seed_$seed"
-    echo "train $seed|$ranker/dialshift_model.json|$out/build/.dialshift-build.json|$ranker|trainers/ranker.py \
---dataset $out/build --output-dir $ranker --seed $seed --max-train-instances 144 --max-eval-instances 100 \
---max-length 128 --learning-rate 1e-4 --eval-steps 6 --no-progress"
-    echo "vanilla+temperature $seed|$out/eval/seed_$seed/vanilla_temperature/temperature/results.json|\
-$ranker/dialshift_model.json|$out/eval/seed_$seed/vanilla_temperature|-m dialshift evaluate --model-dir $ranker \
---method vanilla temperature --out $out/eval/seed_$seed/vanilla_temperature $common"
+  local seed
+  for seed in "${seeds[@]}"; do  # the seeds with MC dropout first, then their dropout jobs, then the other seeds
+    [[ " ${dropout_seeds[*]} " == *" $seed "* ]] && seed_jobs "$seed"
   done
   for seed in "${dropout_seeds[@]}"; do
     echo "dropout $seed|$out/eval/seed_$seed/dropout/dropout/results.json|$out/rankers/seed_$seed/dialshift_model.json\
@@ -72,6 +67,21 @@ $ranker/dialshift_model.json|$out/eval/seed_$seed/vanilla_temperature|-m dialshi
 --out $out/eval/seed_$seed/dropout --dataset $out/build --configs ${dropout_configs[*]} \
 --max-instances $dropout_instances --no-plots --no-progress"
   done
+  for seed in "${seeds[@]}"; do
+    [[ " ${dropout_seeds[*]} " == *" $seed "* ]] || seed_jobs "$seed"
+  done
+}
+
+# Training and vanilla/temperature scoring of one seed.
+seed_jobs() {
+  local seed=$1 ranker="$out/rankers/seed_$1"
+  local common="--dataset $out/build --configs ${configs[*]} --max-instances $max_instances --no-plots --no-progress"
+  echo "train $seed|$ranker/dialshift_model.json|$out/build/.dialshift-build.json|$ranker|trainers/ranker.py \
+--dataset $out/build --output-dir $ranker --seed $seed --max-train-instances 144 --max-eval-instances 100 \
+--max-length 128 --learning-rate 1e-4 --eval-steps 6 --no-progress"
+  echo "vanilla+temperature $seed|$out/eval/seed_$seed/vanilla_temperature/temperature/results.json|\
+$ranker/dialshift_model.json|$out/eval/seed_$seed/vanilla_temperature|-m dialshift evaluate --model-dir $ranker \
+--method vanilla temperature --out $out/eval/seed_$seed/vanilla_temperature $common"
 }
 
 # A worker takes the first job not done, not claimed by another worker and whose input exists; it waits while only
