@@ -2,6 +2,7 @@
 # The CPU runs behind the "CPU run on the current build" section of docs/reproduction_lee.md.
 #
 #     docs/reproduction_lee/run_all.sh OUT [WORKERS]
+#     JOIN=1 docs/reproduction_lee/run_all.sh OUT [WORKERS]   # add workers to a run in progress
 #
 # Builds the DailyDialog family into OUT/build, trains one MiniLM ranker per seed in $SEEDS (OUT/rankers/seed_S) and
 # scores each with `dialshift evaluate` on $CONFIGS, $MAX_INSTANCES instances per config (the same ids wherever a
@@ -42,9 +43,11 @@ run_job() {
   mkdir -p "$dir"
   local start end user sys
   start=$(date +%s.%N)
-  (cd "$code" && /usr/bin/time -f "%U %S" -o "$dir.time" nice -n 10 "$python" "$@") >>"$out/log.txt" 2>&1
+  # a failed job (non-zero exit, or killed) is reported by the worker; it must not end the worker (set -e)
+  (cd "$code" && /usr/bin/time -f "%U %S" -o "$dir.time" nice -n 10 "$python" "$@") >>"$out/log.txt" 2>&1 || true
+  [ -f "$done_file" ] || return 0
   end=$(date +%s.%N)
-  read -r user sys <"$dir.time"
+  read -r user sys < <(tail -n 1 "$dir.time")
   "$python" - "$dir/command.json" "$commit" "$OMP_NUM_THREADS" "$start" "$end" "$user" "$sys" "$@" <<'EOF'
 import json, sys
 path, commit, threads, start, end, user, system, *command = sys.argv[1:]
@@ -109,7 +112,7 @@ worker() {
 }
 
 mkdir -p "$out"
-rm -rf "$out/claims" && mkdir -p "$out/claims"
+[ -n "${JOIN:-}" ] || { rm -rf "$out/claims" && mkdir -p "$out/claims"; }  # JOIN=1: more workers for a running run
 if [ ! -f "$out/build/.dialshift-build.json" ]; then
   run_job build "$out/build/.dialshift-build.json" - "$out/build_command" "${build[@]}"
 fi
