@@ -1,7 +1,9 @@
 """The files a GPU bundle's steps bring back, every one checked before anything is scored or written.
 
-A step ``lee-train-S`` returns ``lee-train-S.json`` (its description) and ``lee-train-S.npz`` (the test logits of
-each config as ``test/<config>``, N x K, and the ``validation`` logits with their ``validation_labels``);
+Every paper's step returns ``<step>.json`` (its description) and its arrays as ``.npz``; the step's name gives its
+kind and seed (:data:`LAYOUTS`). Lee et al.: a step ``lee-train-S`` returns ``lee-train-S.json`` and
+``lee-train-S.npz`` (the test logits of each config as ``test/<config>``, N x K, and the ``validation`` logits with
+their ``validation_labels``);
 ``lee-fp32-S`` returns the same without the validation arrays; ``lee-dropout-S`` a description and one
 ``lee-dropout-S-pI.npz`` per dropout pass I; ``smoke`` only ``smoke.json``, which is no part of a report.
 
@@ -10,7 +12,10 @@ JSON, a truncated or corrupt archive), forged (missing or mistyped fields, a ste
 arrays of the wrong names, shapes or types, non-finite logits, another seed's logits under a new name), of another
 bundle, of an unknown step, or returned by no step is refused with one line naming it and what is wrong. Array
 headers are checked before their data is read, so a forged archive cannot make the reader allocate more than the
-shapes the dataset implies.
+shapes the dataset implies. Han et al.: ``han-<variant>-S`` (variant ``baseline``, ``deb``, ``ums`` or ``ums-deb``)
+returns the response scores of each test config as ``test/<config>``. Xing & Gulla: ``xing-<structure>-p<P>[-noloss]-S``
+returns, per test config, ``test/<config>/as`` (the attention score of every context utterance, row after row),
+``test/<config>/ll`` and ``test/<config>/tokens`` (the gold response's log-likelihood and token count).
 """
 
 import hashlib
@@ -28,8 +33,15 @@ from dialshift.errors import DialshiftError
 from dialshift.scoring.jsonl import clip
 from dialshift.scoring.tasks import check_option
 
-#: A returned step name: its kind and seed.
-STEP_NAME = re.compile(r"(lee-train|lee-dropout|lee-fp32)-(0|[1-9][0-9]{0,9})")
+_SEED = r"(0|[1-9][0-9]{0,9})"
+#: Per paper: the returned step names (their kind and seed) and how to name them in an error.
+LAYOUTS = {
+    "lee": (re.compile(r"(lee-train|lee-dropout|lee-fp32)-" + _SEED), "lee-train-S, lee-dropout-S, lee-fp32-S"),
+    "han": (re.compile(r"(han-(?:baseline|deb|ums|ums-deb))-" + _SEED), "han-VARIANT-S"),
+    "xing": (re.compile(r"(xing-(?:non_hier|static|static_ui|dynamic|dynamic_ui)-p(?:0\.0|0\.5|0\.7|1\.0)"
+                        r"(?:-noloss)?)-" + _SEED), "xing-STRUCTURE-pP[-noloss]-S"),
+}
+STEP_NAME = LAYOUTS["lee"][0]
 #: The descriptions a report reads no arrays for.
 IGNORED = ("smoke.json",)
 _ARCHIVE_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
@@ -108,8 +120,9 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
     need("protocol", lambda v: isinstance(v, dict), "an object")
     for key, (ok, what) in _PROTOCOL.items():
         need(key, ok, what, description["protocol"], f"protocol.{key}")
-    need("ece_bins", lambda v: True, "", description["protocol"], "protocol.ece_bins")
-    check_option("ece_bins", description["protocol"]["ece_bins"], f"{path}: protocol.ece_bins")
+    if kind.startswith("lee-"):
+        need("ece_bins", lambda v: True, "", description["protocol"], "protocol.ece_bins")
+        check_option("ece_bins", description["protocol"]["ece_bins"], f"{path}: protocol.ece_bins")
     configs = description["protocol"]["test_configs"]
     need("ids", lambda v: isinstance(v, dict) and sorted(v) == sorted(configs)
          and all(isinstance(d, str) for d in v.values()), "an id digest per test config of the protocol")
@@ -122,7 +135,7 @@ def _check_description(path: Path, step: str, kind: str, seed: int, description:
         need("training", lambda v: isinstance(v, dict), "an object")
         need("temperature", lambda v: v is None or _finite(v), "null or a finite number", description["training"],
              "training.temperature")
-    ranker = description.get("training" if kind == "lee-train" else "model")
+    ranker = description.get("training" if kind == "lee-train" or kind.startswith(("han-", "xing-")) else "model")
     if isinstance(ranker, dict) and ranker.get("seed", seed) != seed:
         raise DialshiftError(f"{path}: its ranker was trained with seed {_shown(ranker['seed'])}, not {seed}; "
                              f"{_refetch(step)}")
@@ -139,9 +152,7 @@ def _archives(entry: Returned) -> list[Path]:
     return [entry.path.with_suffix(".npz")]
 
 
-def find_returned(paths) -> dict[str, Returned]:
-    """The returned steps of ``paths`` (folders, or files), descriptions read and checked, archives located; every
-    file of a folder must belong to a step (or be ``smoke.json``). Nothing is read from the archives yet."""
+def _returned_files(paths) -> list[Path]:
     files = []
     for path in map(Path, paths):
         if path.is_dir():
@@ -158,14 +169,33 @@ def find_returned(paths) -> dict[str, Returned]:
         if not path.is_file():
             raise DialshiftError(f"{path}: not a regular file (a device, socket or broken link); move it out of the "
                                  "returned files")
+    return files
+
+
+def paper_of_returned(paths) -> str:
+    """The paper whose steps returned the files of ``paths``: that of the first step description found (Lee et al.
+    when none is: :func:`find_returned` then says what is wrong)."""
+    for path in _returned_files(paths):
+        for paper, (pattern, _) in LAYOUTS.items():
+            if path.suffix == ".json" and pattern.fullmatch(path.stem):
+                return paper
+    return "lee"
+
+
+def find_returned(paths, paper: str = "lee") -> dict[str, Returned]:
+    """The returned steps of ``paths`` (folders, or files) of ``paper``'s protocol, descriptions read and checked,
+    archives located; every file of a folder must belong to a step (or be ``smoke.json``). Nothing is read from the
+    archives yet."""
+    files = _returned_files(paths)
+    pattern, names = LAYOUTS[paper]
     steps: dict[str, Returned] = {}
     for path in files:
         if path.suffix != ".json" or path.name in IGNORED:
             continue
-        match = STEP_NAME.fullmatch(path.stem)
+        match = pattern.fullmatch(path.stem)
         if not match:
-            raise DialshiftError(f"{path}: not a step of the bundle (steps: lee-train-S, lee-dropout-S, lee-fp32-S "
-                                 "and smoke); move it out of the returned files")
+            raise DialshiftError(f"{path}: not a step of the bundle (steps: {names} and smoke); move it out of the "
+                                 "returned files")
         kind, seed = match[1], int(match[2])
         entry = Returned(path.stem, kind, seed, path, {})
         entry.description = read_json_object(path, "step description", _refetch(entry.step))
@@ -186,7 +216,7 @@ def find_returned(paths) -> dict[str, Returned]:
             raise DialshiftError(f"{path}: not a file any returned step describes (no step's .json lists it); "
                                  "move it out of the returned files or fetch the description it belongs to")
     if not steps:
-        raise DialshiftError(f"{', '.join(map(str, paths))}: no returned step files (lee-*.json with their .npz)")
+        raise DialshiftError(f"{', '.join(map(str, paths))}: no returned step files ({paper}-*.json with their .npz)")
     first = next(iter(steps.values()))
     for entry in steps.values():
         for key in ("bundle", "protocol", "dataset_revision"):
@@ -269,7 +299,13 @@ def _check_values(path: Path, step: str, arrays: dict) -> None:
 def read_logits(entry: Returned, rows: dict, candidates: dict) -> dict:
     """The arrays of ``entry``, checked against the dataset (``rows``: instances per test config, ``candidates``:
     the candidate count of each); the dropout passes stacked into ``test/<config>`` arrays of shape P x N x K."""
-    expected = _expected(entry, rows, candidates)
+    return read_arrays(entry, _expected(entry, rows, candidates))
+
+
+def read_arrays(entry: Returned, expected: dict) -> dict:
+    """The arrays of ``entry``'s archives, each checked against ``expected`` (``{name: (shape with None for a free
+    size, dtype kinds)}``, from the dataset) before its data is read, and for finite values; several archives (the
+    dropout passes) are stacked."""
     loaded = []
     for path in entry.archives:
         arrays = _read_archive(path, entry.step, expected)

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.models.debias import binary_pairs
+from dialshift.ranking.selection import score_predictions
 from dialshift.training import Task, add_training_arguments, arguments, configure_logging, get_logger, train
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
@@ -48,6 +50,10 @@ def parse_args(argv=None):
                    help="epochs of the biased model (Appendix B: 3 on 500K pairs, ~11,700 steps); on a smaller "
                         "training set raise it so the biased model converges (e.g. 45 on kor_chitchat's 32,916 "
                         "pairs), otherwise DRiFt has no bias to remove (docs/reproduction_han.md)")
+    p.add_argument("--bias-features", default=None, metavar="FILE",
+                   help="the biased model's features of the training pairs, computed elsewhere (an .npz of row "
+                        "'ids' and 'features', rows x pairs x 4, as `dialshift bundle create --paper han` writes "
+                        "it): no kiwipiepy needed here")
     p.add_argument("--batch-size", type=arguments.positive_int, default=64,
                    help="training rows per step (2 pairs each: 128 pairs)")
     p.add_argument("--max-length", type=arguments.positive_int, default=128,
@@ -73,13 +79,6 @@ def variant_name(args) -> str:
     return ("+UMS" if args.ums else "") + ("+deb" if args.debias else "") or "baseline"
 
 
-def binary_pairs(split: dict):
-    """Every (context, candidate, label) pair of a split's rows, row by row (label 1 for the gold candidate)."""
-    return [(context, candidate, int(index == label))
-            for context, candidates, label in zip(split["context"], split["candidates"], split["label"], strict=True)
-            for index, candidate in enumerate(candidates)]
-
-
 def candidate_pairs(split: dict) -> list[tuple]:
     """Every (context, candidate) pair of a split's rows, row by row."""
     return [(context, candidate) for context, candidates in zip(split["context"], split["candidates"], strict=True)
@@ -101,6 +100,25 @@ def response_scores(model, encoder, pairs, batch_size: int, device) -> np.ndarra
             logits = model(**batch).logits.float()
             scores[rows] = (logits[:, 1] - logits[:, 0]).cpu().numpy()
     return scores
+
+
+def read_bias_features(path, ids, pairs_per_row: int) -> np.ndarray:
+    """The features of the training pairs, row by row in the order of ``ids``, from an .npz of row ``ids`` and
+    ``features`` (rows x pairs x 4); a file that does not cover every row is one line."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            stored, features = list(archive["ids"]), archive["features"]
+    except (OSError, ValueError, KeyError) as error:
+        raise DialshiftError(f"--bias-features {path}: not an .npz of 'ids' and 'features' ({error})") from None
+    if features.shape != (len(stored), pairs_per_row, 4) or features.dtype.kind != "f":
+        raise DialshiftError(f"--bias-features {path}: 'features' is {features.dtype} {features.shape}, expected "
+                             f"floats of shape ({len(stored)}, {pairs_per_row}, 4)")
+    where = {row_id: index for index, row_id in enumerate(stored)}
+    missing = [row_id for row_id in ids if row_id not in where]
+    if missing:
+        raise DialshiftError(f"--bias-features {path}: no features of {len(missing)} training rows (e.g. "
+                             f"{missing[0]!r}); compute them from this training split")
+    return features[[where[row_id] for row_id in ids]].reshape(-1, 4).astype(np.float32)
 
 
 class DebiasTask(Task):
@@ -151,8 +169,10 @@ class DebiasTask(Task):
 
         from dialshift.models.debias import BiasFeatures, train_biased_model
 
-        self.features = BiasFeatures(self.tokenizer)
-        train_features = self.features([(context, response) for context, response, _ in self.pairs])
+        if self.args.bias_features:
+            train_features = read_bias_features(self.args.bias_features, self.train_rows["id"], self.pairs_per_row)
+        else:
+            train_features = BiasFeatures(self.tokenizer)([(context, response) for context, response, _ in self.pairs])
         labels = np.array([label for _, _, label in self.pairs])
         self.biased, accuracy = train_biased_model(train_features, labels, self.args.seed,
                                                    self.args.bias_learning_rate, self.args.bias_epochs)
@@ -268,22 +288,16 @@ class DebiasTask(Task):
 # ----------------------------------------------------------------------------------------------- predictions
 
 
-def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_test_instances=None, sample_seed=0,
-                      device=None) -> dict:
-    """Score ``kor_adv`` and the ``kor_chitchat`` test split with a trained model folder, write
-    ``OUT/{config}/{config}.jsonl`` in the formats of :mod:`dialshift.scoring.tasks` and a ``run.json`` beside each;
-    return the run descriptions."""
+def test_scores(model_dir, dataset, batch_size: int = 64, max_test_instances=None, sample_seed=0,
+                device=None, max_adversarial_instances=None) -> dict:
+    """``{config: (ids, rows x candidates scores)}`` of ``kor_adv`` (all of it unless ``max_adversarial_instances``)
+    and the ``kor_chitchat`` test split by a trained model folder, and its metadata."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dialshift.hub.reading import folder_configs
-    from dialshift.io import write_json_atomic
     from dialshift.models.debias import TurnEncoder
-    from dialshift.models.uncertainty import softmax
     from dialshift.ranking.data import load_split
-    from dialshift.scoring.predictions import write_predictions
     from dialshift.training import read_model_meta
 
-    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
     meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
                            trainer="trainers/debias.py")
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -291,47 +305,38 @@ def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_tes
     if device is not None:
         model.to(device)
     encoder = TurnEncoder(tokenizer, meta["max_length"])
+    scores = {}
+    for config, limit in ((ADVERSARIAL_CONFIG, max_adversarial_instances), (DEFAULT_CONFIG, max_test_instances)):
+        split = load_split(dataset, config, "test", limit, sample_seed)
+        values = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
+        scores[config] = (split["id"], values.reshape(len(split["id"]), -1))
+    return scores, meta
+
+
+def write_predictions(model_dir, dataset, out_dir, batch_size: int = 64, max_test_instances=None, sample_seed=0,
+                      device=None) -> dict:
+    """Score ``kor_adv`` and the ``kor_chitchat`` test split with a trained model folder, write
+    ``OUT/{config}/{config}.jsonl`` in the formats of :mod:`dialshift.scoring.tasks` and a ``run.json`` beside each;
+    return the run descriptions."""
+    from dialshift.hub.reading import folder_configs
+    from dialshift.io import write_json_atomic
+    from dialshift.models.uncertainty import softmax
+    from dialshift.scoring.predictions import write_predictions
+
+    tasks = {name: config.task for name, config in folder_configs(dataset).items()}
+    scored, meta = test_scores(model_dir, dataset, batch_size, max_test_instances, sample_seed, device)
     runs = {}
-    for config, limit in ((ADVERSARIAL_CONFIG, None), (DEFAULT_CONFIG, max_test_instances)):
+    for config, (ids, scores) in scored.items():
+        limit = max_test_instances if config == DEFAULT_CONFIG else None
         out = Path(out_dir) / config  # one folder per config: the subsample setting of run.json is per folder
         out.mkdir(parents=True, exist_ok=True)
-        split = load_split(dataset, config, "test", limit, sample_seed)
-        scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
-        scores = scores.reshape(len(split["id"]), -1)
-        probabilities = softmax(scores, axis=1)
-        write_predictions(out / f"{config}.jsonl", tasks[config], split["id"],
-                          {"scores": scores, "probabilities": probabilities})
+        write_predictions(out / f"{config}.jsonl", tasks[config], ids,
+                          {"scores": scores, "probabilities": softmax(scores, axis=1)})
         runs[config] = {"run": {"model": meta.get("backbone"), "method": meta.get("variant"),
                                 "seeds": [meta.get("seed")], "model_dir": str(model_dir)},
                         "scoring": {"max_instances": limit, "sample_seed": sample_seed}}
         write_json_atomic(out / "run.json", runs[config])
     return runs
-
-
-def score_predictions(predictions_dir, dataset) -> dict:
-    """``dialshift.scoring`` on each config folder of the predictions (``results.json`` there: P@1, per adversarial
-    type for ``kor_adv``), plus the adversarial ECE: the ``response_ranking`` task's ECE over the two responses'
-    probabilities (``pairwise_selection`` computes none). Returns ``{config: results}``."""
-    from dialshift.configs import BenchmarkConfig
-    from dialshift.scoring import ScoringSettings, score_directory, write_results
-    from dialshift.scoring.gold import load_gold
-    from dialshift.scoring.pipeline import read_predictions
-    from dialshift.scoring.tasks import get_task
-
-    results = {}
-    for config in (ADVERSARIAL_CONFIG, DEFAULT_CONFIG):
-        folder = Path(predictions_dir) / config
-        settings = ScoringSettings(dataset=Path(dataset))
-        document = score_directory(folder, settings)
-        if config == ADVERSARIAL_CONFIG:
-            ranking = get_task("response_ranking")
-            options = ranking.resolve_options(BenchmarkConfig(config, "korean", "response_ranking"))
-            gold = load_gold(settings.dataset, config, "test", ranking.gold_columns)
-            stats = read_predictions(folder / f"{config}.jsonl", ranking, gold, options)
-            document["results"][config]["ece"] = ranking.metrics(stats, options)["ece"]
-        write_results(folder, document, plots=False)
-        results[config] = document["results"][config]
-    return results
 
 
 def predictions_ownership(args) -> dict:

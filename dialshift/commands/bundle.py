@@ -1,21 +1,23 @@
-"""``dialshift bundle``: carry the full Lee et al. protocol to a remote GPU and bring its logits back."""
+"""``dialshift bundle``: carry a paper's full protocol (Lee, Han or Xing) to a remote GPU and bring its arrays back."""
 
 DESCRIPTION = """\
 A remote GPU machine (one command at most 10 minutes, 64 MiB carried, 8 files of 16 MB brought back, nothing kept
 once it goes idle) runs the full protocol in steps; everything else happens here.
 
-  create   assemble BUNDLE (under 60 MiB) from a built dataset folder and the installed backbone: fp16 weights,
-           slim zstd splits, wheels of what the remote lacks, trainers/ranker.py and run.sh
+  create   assemble BUNDLE (under 60 MiB) for one paper (--paper lee, han or xing) from a built dataset folder:
+           the paper's configs, fp16 backbone weights (lee, han), wheels of what the remote lacks, its trainer, run.sh
   steps    list the bundle's steps in the order to run them, with their estimated minutes and returned files
   run      run one step (what BUNDLE/run.sh calls on the remote): logits into --out (default $OUT)
-  report   turn the returned logits into predictions, results.json (dialshift score's pipeline), per-seed and
-           ensemble results and the across-seed tables (results.md, summary.json)
+  report   turn the returned files into predictions, results.json (dialshift score's pipeline) and the paper's
+           across-seed tables (results.md, summary.json)
+  ledger   the ledger of the steps run (docs/full_scale.md) from folders of committed returned files
 
 example:
   dialshift bundle create --dataset build/dialshift --out build/gpu-bundle
   dialshift bundle steps build/gpu-bundle
   # on the GPU machine, carrying build/gpu-bundle:   bash build/gpu-bundle/run.sh lee-train-0
   dialshift bundle report returned/ --dataset build/dialshift --out results/lee-full
+  dialshift bundle create --paper han --dataset build/korean --model build/e5 --out build/han-bundle
 See docs/full_scale.md.
 """
 
@@ -32,23 +34,40 @@ def register(subparsers) -> None:
     create = actions.add_parser("create", help="assemble a bundle folder to carry")
     create.add_argument("--dataset", required=True, metavar="FOLDER", help="built dataset folder (dialshift build)")
     create.add_argument("--out", required=True, metavar="BUNDLE", help="new folder for the bundle")
-    create.add_argument("--model", default="minilm", help="backbone: minilm (default), tiny (tests) or a folder")
+    create.add_argument("--paper", choices=("lee", "han", "xing"), default="lee",
+                        help="whose protocol: lee (default; MiniLM ranker on DailyDialog), han (Korean response "
+                             "selection on kor_chitchat, kor_adv) or xing (LSTM seq2seq on ubuntu, distracting sets)")
+    create.add_argument("--model", default="minilm",
+                        help="backbone (lee, han): minilm (default), tiny (tests) or a folder (han: the converted e5 "
+                             "of `dialshift convert-e5`)")
     create.add_argument("--configs", nargs="+", default=None, metavar="PATTERN",
                         help="test configs to carry (default: the ranking configs of the --train-config family)")
-    create.add_argument("--train-config", default="dailydialog", help="config trained on (default: dailydialog)")
-    create.add_argument("--seeds", type=positive_int, default=5,
-                        help="rankers (ensemble members), default 5 as the paper")
-    create.add_argument("--dropout-passes", type=positive_int, default=5,
-                        help="MC-dropout passes (default 5 as the paper)")
-    create.add_argument("--max-length", type=positive_int, default=256)
+    create.add_argument("--train-config", default=None, help="lee: config trained on (default: dailydialog)")
+    create.add_argument("--seeds", type=positive_int, default=None,
+                        help="seeds per variant: lee 5 (the ensemble's members, as the paper), han 3, xing 3 (for "
+                             "the variants Table 3's findings rest on)")
+    create.add_argument("--dropout-passes", type=positive_int, default=None,
+                        help="lee: MC-dropout passes (default 5 as the paper)")
+    create.add_argument("--max-length", type=positive_int, default=None, help="lee: 256, han: 128 (the papers')")
+    create.add_argument("--variants", nargs="+", default=None, metavar="VARIANT",
+                        help="han: baseline deb ums ums-deb (default all); xing: STRUCTURE@P[-noloss] names "
+                             "(default the 23 of Table 3)")
+    create.add_argument("--num-epochs", type=positive_int, default=None,
+                        help="han: 3 (App. B); xing: the most epochs (default 10; the best validation epoch is kept)")
+    create.add_argument("--batch-size", type=positive_int, default=None, help="han: 64 rows (128 pairs); xing: 256")
+    create.add_argument("--bias-epochs", type=positive_int, default=None,
+                        help="han: the biased model's epochs (default: the epoch of its lowest validation loss)")
+    create.add_argument("--dim", type=positive_int, default=None, help="xing: LSTM size (default 512, the paper's)")
+    create.add_argument("--layers", type=positive_int, default=None, help="xing: LSTM layers (default 4)")
+    create.add_argument("--vocab-size", type=positive_int, default=None, help="xing: vocabulary (default 25000)")
     create.add_argument("--max-train-instances", type=positive_int, default=None,
                         help="subsample (default: all; tests)")
     create.add_argument("--max-eval-instances", type=positive_int, default=None,
                         help="validation subsample (default: all)")
     create.add_argument("--max-instances", type=positive_int, default=None,
                         help="test instances per config (default: all)")
-    create.add_argument("--score-batch-size", type=positive_int, default=512,
-                        help="pairs per scoring batch (default 512)")
+    create.add_argument("--score-batch-size", type=positive_int, default=None,
+                        help="pairs per scoring batch (lee default 512, han 256)")
     create.add_argument("--no-wheels", action="store_true",
                         help="carry only the dialshift wheel (the remote has the other packages)")
     create.add_argument("--wheel-cache", default=None, metavar="DIR", help="folder of wheels to use before PyPI")
@@ -78,14 +97,43 @@ def register(subparsers) -> None:
     report.add_argument("--no-progress", action="store_true")
     report.set_defaults(func=run_report)
 
+    ledger = actions.add_parser("ledger", help="the ledger table of the steps run, from returned folders")
+    ledger.add_argument("root", metavar="ROOT",
+                        help="the committed returned files, one folder per paper (docs/full_scale/returned)")
+    ledger.add_argument("--doc", default=None, metavar="MARKDOWN",
+                        help="write the table between the ledger markers of this file (docs/full_scale.md)")
+    ledger.add_argument("--check", action="store_true", help="with --doc: exit 1 when the file is not what renders")
+    ledger.set_defaults(func=run_ledger)
+
+
+#: The protocol field each option of `create` sets; an option left unset keeps the protocol's default.
+OPTIONS = {"seeds": "seeds", "dropout_passes": "dropout_passes", "max_length": "max_length", "variants": "variants",
+           "num_epochs": "num_epochs", "batch_size": "batch_size", "bias_epochs": "bias_epochs", "dim": "dim",
+           "layers": "layers", "vocab_size": "vocab_size", "max_train_instances": "max_train_instances",
+           "max_eval_instances": "max_eval_instances", "max_instances": "max_instances",
+           "score_batch_size": "score_batch_size", "train_config": "train_config", "configs": "test_configs"}
+
+
+def protocol_from_args(args):
+    """The ``--paper``'s protocol with the options given; an option its protocol does not have is an error."""
+    import dataclasses
+
+    from dialshift.bundle.steps import paper_steps
+    from dialshift.errors import DialshiftError
+
+    kind = paper_steps(args.paper).PROTOCOL
+    names = {f.name for f in dataclasses.fields(kind)}
+    values = {name: getattr(args, option) for option, name in OPTIONS.items() if getattr(args, option) is not None}
+    for option, name in OPTIONS.items():
+        if name in values and name not in names:
+            raise DialshiftError(f"--{option.replace('_', '-')}: not an option of the {args.paper} protocol")
+    return kind(**values)
+
 
 def run_create(args) -> int:
-    from dialshift.bundle import Protocol, create_bundle
+    from dialshift.bundle import create_bundle
 
-    protocol = Protocol(train_config=args.train_config, test_configs=args.configs or [], seeds=args.seeds,
-                        dropout_passes=args.dropout_passes, max_length=args.max_length,
-                        max_train_instances=args.max_train_instances, max_eval_instances=args.max_eval_instances,
-                        max_instances=args.max_instances, score_batch_size=args.score_batch_size)
+    protocol = protocol_from_args(args)
     manifest = create_bundle(args.dataset, args.out, protocol, backbone=args.model, wheels=not args.no_wheels,
                              wheel_cache=args.wheel_cache, progress=not args.no_progress)
     sizes = ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in manifest["sizes"].items())
@@ -138,6 +186,26 @@ def run_report(args) -> int:
 
     summary = report(args.returned, args.dataset, args.out, replicates=args.bootstrap, plots=not args.no_plots,
                      progress=not args.no_progress)
-    print(f"wrote {', '.join(summary['methods'])} for {len(summary['protocol']['test_configs'])} configs to "
+    rows = summary.get("methods") or summary.get("variants")
+    print(f"wrote {', '.join(rows)} for {len(summary['protocol']['test_configs'])} configs to "
           f"{args.out} (tables: {args.out}/results.md)")
     return 0
+
+
+def run_ledger(args) -> int:
+    from pathlib import Path
+
+    from dialshift import reports
+    from dialshift.bundle.ledger import render_ledger
+    from dialshift.errors import DialshiftError
+
+    table = render_ledger(args.root)
+    if args.doc is None:
+        if args.check:
+            raise DialshiftError("--check needs --doc")
+        print(table, end="")
+        return 0
+    try:
+        return reports.render(Path(args.doc), table, "dialshift bundle ledger", args.check)
+    except SystemExit as error:  # the file lacks the ledger's markers
+        raise DialshiftError(str(error)) from None

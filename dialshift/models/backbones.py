@@ -42,6 +42,11 @@ def tiny_config(vocab_size: int, num_labels: int = 1):
     )
 
 
+def backbone_source(name: str) -> str:
+    """Where the weights and tokenizer of backbone ``name`` come from (``tiny`` has MiniLM's tokenizer)."""
+    return str(minilm_path()) if name in (DEFAULT_MODEL, TINY_MODEL) else name
+
+
 def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0, num_labels: int = 1, auto_class=None):
     """Return ``(model, tokenizer, resolved_name)`` for a new model built on backbone ``name``.
 
@@ -56,7 +61,7 @@ def load_backbone(name: str = DEFAULT_MODEL, seed: int = 0, num_labels: int = 1,
 
     auto_class = auto_class or AutoModelForSequenceClassification
 
-    source = str(minilm_path()) if name in (DEFAULT_MODEL, TINY_MODEL) else name
+    source = backbone_source(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)
     except OSError as error:

@@ -87,10 +87,10 @@ def biased_model(seed: int):
     return layer
 
 
-def train_biased_model(features: np.ndarray, labels: np.ndarray, seed: int, learning_rate: float = 5e-4,
-                       epochs: int = 3, batch_size: int = 128):
-    """Fit the biased model on ``features`` (AdamW, lr 5e-4, 3 epochs, batch 128: Han et al. App. B); return it in
-    eval mode with its parameters frozen, and the training accuracy."""
+def _biased_epochs(features: np.ndarray, labels: np.ndarray, seed: int, learning_rate: float, epochs: int,
+                   batch_size: int):
+    """Fit the biased model epoch by epoch (AdamW, shuffled mini-batches seeded by ``seed``); yield it after each
+    epoch, so that stopping after epoch k gives the model of a run of k epochs."""
     import torch
 
     model = biased_model(seed)
@@ -105,10 +105,48 @@ def train_biased_model(features: np.ndarray, labels: np.ndarray, seed: int, lear
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+        yield model
+
+
+def train_biased_model(features: np.ndarray, labels: np.ndarray, seed: int, learning_rate: float = 5e-4,
+                       epochs: int = 3, batch_size: int = 128):
+    """Fit the biased model on ``features`` (AdamW, lr 5e-4, 3 epochs, batch 128: Han et al. App. B); return it in
+    eval mode with its parameters frozen, and the training accuracy."""
+    import torch
+
+    *_, model = _biased_epochs(features, labels, seed, learning_rate, epochs, batch_size)
     model.eval().requires_grad_(False)
     with torch.no_grad():
-        accuracy = float((model(x).argmax(1) == y).float().mean())
+        accuracy = float((model(torch.as_tensor(features)).argmax(1) == torch.as_tensor(labels)).float().mean())
     return model, accuracy
+
+
+def biased_validation_curve(features, labels, validation_features, validation_labels, seed: int,
+                            learning_rate: float = 5e-4, max_epochs: int = 100, patience: int = 5,
+                            batch_size: int = 128) -> dict:
+    """The biased model's validation loss (mean cross-entropy over the validation pairs) after each epoch, until
+    ``patience`` epochs bring no new lowest loss or ``max_epochs``; ``epochs`` is the epoch of the lowest loss: the
+    ``--bias-epochs`` of a biased model trained to convergence (a run of that many epochs is the same model)."""
+    import torch
+
+    x, y = torch.as_tensor(validation_features), torch.as_tensor(validation_labels, dtype=torch.long)
+    losses, best = [], 0
+    for epoch, model in enumerate(_biased_epochs(features, labels, seed, learning_rate, max_epochs, batch_size), 1):
+        with torch.no_grad():
+            losses.append(float(torch.nn.functional.cross_entropy(model(x), y)))
+        if losses[-1] < losses[best]:
+            best = epoch - 1
+        if epoch - 1 - best >= patience:
+            break
+    return {"epochs": best + 1, "validation_loss": losses, "patience": patience, "max_epochs": max_epochs,
+            "seed": seed, "learning_rate": learning_rate}
+
+
+def binary_pairs(split: dict):
+    """Every (context, candidate, label) pair of a split's rows, row by row (label 1 for the gold candidate)."""
+    return [(context, candidate, int(index == label))
+            for context, candidates, label in zip(split["context"], split["candidates"], split["label"], strict=True)
+            for index, candidate in enumerate(candidates)]
 
 
 def drift_loss(biased_logits, debiased_logits, labels):
