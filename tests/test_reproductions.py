@@ -122,6 +122,43 @@ def test_lee_ensemble_is_the_mean_softmax_of_every_seeds_kept_logits(lee, tmp_pa
     assert lee.scores(run, run["ensemble"]["dailydialog"], "dailydialog", ["a", "b"])["Acc"] == 0.5  # ties: wrong
 
 
+def test_lee_kept_predictions_score_as_dialshift_evaluate_scored_them(lee):
+    run = lee.load_run(lee.CPU)
+    checked = 0
+    for seed, data in run["seeds"].items():
+        for method, found in data["methods"].items():
+            for config, predictions in found["predictions"].items():
+                ours = lee.scores(run, predictions, config, sorted(predictions))
+                theirs = found["results"]["results"][config]
+                assert ours["Acc"] == pytest.approx(theirs["recall@1"], abs=1e-12)
+                assert ours["Brier"] == pytest.approx(theirs["brier"], abs=1e-12)
+                assert ours["ECE"] == pytest.approx(theirs["ece"], abs=1e-12)
+                checked += 1
+            difference = found["results"]["differences"].get("uw_0.50", {}).get("dailydialog")
+            if difference:
+                paired, shared = lee.paired(run, "Acc", (method, "uw_0.50"), (method, "dailydialog"))
+                assert shared == difference["shared"]
+                assert paired[seed] == pytest.approx(difference["metrics"]["recall@1"]["value"], abs=1e-12)
+    assert checked >= 12
+
+
+def test_lee_check_fails_when_a_kept_prediction_changes(lee, tmp_path, monkeypatch):
+    import gzip
+    import json
+    import shutil
+
+    shutil.copytree(lee.CPU, tmp_path / "cpu")
+    path = tmp_path / "cpu" / "seed_0" / "vanilla" / "ic_0of6.jsonl.gz"
+    rows = [json.loads(line) for line in gzip.open(path, "rt")]
+    labels = json.loads((tmp_path / "cpu" / "labels.json").read_text())["ic_0of6"]
+    for row in rows:  # every instance ranked right
+        row["scores"] = [1.0 if k == labels[row["id"]] else 0.0 for k in range(len(row["scores"]))]
+    with gzip.open(path, "wt") as out:
+        out.write("".join(json.dumps(row) + "\n" for row in rows))
+    monkeypatch.setattr(lee, "CPU", tmp_path / "cpu")
+    assert lee.main(["--check"]) == 1
+
+
 def test_lee_collect_without_a_run_folder_is_a_one_line_error(tmp_path, capsys):
     collect = load(DOCS / "reproduction_lee" / "collect.py")
     before = sorted(collect.TARGET.rglob("*"))

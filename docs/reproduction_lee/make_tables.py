@@ -234,15 +234,16 @@ def per_seed(run: dict, method: str, config: str) -> dict:
 
 def paired(run: dict, metric: str, first: tuple, second: tuple) -> tuple[dict, int]:
     """Per seed, ``metric`` of ``first`` minus that of ``second`` (each ``(method, config)``) on the ids both hold,
-    and how many ids that is (the same for every seed)."""
+    and how many ids that is (the same for every seed). Sides that share no id (SR configs hold contexts of different
+    lengths, so different instances) are each measured on all their instances, and the count is 0."""
     differences, shared = {}, set()
     for seed in run["seeds"]:
         sides = [predictions_of(run, seed, method) for method, _ in (first, second)]
         if not all(sides) or first[1] not in sides[0] or second[1] not in sides[1]:
             continue
         ids = sorted(set(sides[0][first[1]]) & set(sides[1][second[1]]))
-        values = [scores(run, side[config], config, ids)[metric] for side, (_, config) in zip(sides, (first, second),
-                                                                                              strict=True)]
+        values = [scores(run, side[config], config, ids or sorted(side[config]))[metric]
+                  for side, (_, config) in zip(sides, (first, second), strict=True)]
         differences[seed], shared = values[0] - values[1], shared | {len(ids)}
     return differences, (shared.pop() if len(shared) == 1 else 0)
 
@@ -260,7 +261,7 @@ def cpu_overview(run: dict) -> list[str]:
     threads = sorted({command["threads"] for _, _, command in jobs})
     lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same 144 training "
              f"instances; the code of commit{'s' * (len(commits) > 1)} {', '.join(f'`{c[:10]}`' for c in commits)} "
-             f"(copied out with `git archive` by `run_all.sh`), {', '.join(map(str, threads))} torch thread(s) per "
+             f"(copied out with `git archive` by `run_all.sh`), {', '.join(map(str, threads))} torch thread per "
              "process at `nice -n 10`. Cost per job (`command.json`; the CPU was shared with other jobs, so wall "
              "times are long and only the CPU seconds measure the work):", "",
              "| job | seed | wall s | CPU s |", "|---|---|---:|---:|"]
@@ -341,11 +342,12 @@ def verdict_rows(run: dict) -> list[str]:
         if direction is None:
             mean, low, high = interval(values)
             bounds = "" if low is None else f" [{low:.3f}, {high:.3f}]"
-            outcome = f"not decidable (a claim of equality: {mean:.3f}{bounds}, {len(values)} seeds)"
+            outcome = (f"not decidable (a claim of equality: {mean:.3f}{bounds}, {len(values)} "
+                       f"seed{'s' * (len(values) != 1)})")
         else:
             outcome = verdict(values, direction).cell(digits=3)
         listed = ", ".join(f"{value:+.3f}" for value in values)
-        lines.append(f"| {text} | {compared} | {shared} | {listed} | {outcome} | {theirs:+.3f} | {note} |")
+        lines.append(f"| {text} | {compared} | {shared or 'none'} | {listed} | {outcome} | {theirs:+.3f} | {note} |")
     return lines
 
 
