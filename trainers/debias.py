@@ -288,14 +288,12 @@ class DebiasTask(Task):
 # ----------------------------------------------------------------------------------------------- predictions
 
 
-def test_scores(model_dir, dataset, batch_size: int = 64, max_test_instances=None, sample_seed=0,
-                device=None, max_adversarial_instances=None) -> dict:
-    """``{config: (ids, rows x candidates scores)}`` of ``kor_adv`` (all of it unless ``max_adversarial_instances``)
-    and the ``kor_chitchat`` test split by a trained model folder, and its metadata."""
+def load_model(model_dir, device=None):
+    """``(model, encoder, meta)`` of a trained model folder: the sequence classifier in eval mode (on ``device``
+    when given), its :class:`~dialshift.models.debias.TurnEncoder` and ``dialshift_model.json``."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from dialshift.models.debias import TurnEncoder
-    from dialshift.ranking.data import load_split
     from dialshift.training import read_model_meta
 
     meta = read_model_meta(model_dir, task=DebiasTask.name, kind="response selection model",
@@ -304,12 +302,27 @@ def test_scores(model_dir, dataset, batch_size: int = 64, max_test_instances=Non
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
     if device is not None:
         model.to(device)
-    encoder = TurnEncoder(tokenizer, meta["max_length"])
+    return model, TurnEncoder(tokenizer, meta["max_length"]), meta
+
+
+def instance_scores(model, encoder, split: dict, batch_size: int = 64) -> np.ndarray:
+    """``(instances, candidates)`` scores (logit 1 - logit 0) of a ranking split's candidates; every instance must
+    have the same number of candidates."""
+    scores = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
+    return scores.reshape(len(split["id"]), -1)
+
+
+def test_scores(model_dir, dataset, batch_size: int = 64, max_test_instances=None, sample_seed=0,
+                device=None, max_adversarial_instances=None) -> dict:
+    """``{config: (ids, rows x candidates scores)}`` of ``kor_adv`` (all of it unless ``max_adversarial_instances``)
+    and the ``kor_chitchat`` test split by a trained model folder, and its metadata."""
+    from dialshift.ranking.data import load_split
+
+    model, encoder, meta = load_model(model_dir, device)
     scores = {}
     for config, limit in ((ADVERSARIAL_CONFIG, max_adversarial_instances), (DEFAULT_CONFIG, max_test_instances)):
         split = load_split(dataset, config, "test", limit, sample_seed)
-        values = response_scores(model, encoder, candidate_pairs(split), batch_size, next(model.parameters()).device)
-        scores[config] = (split["id"], values.reshape(len(split["id"]), -1))
+        scores[config] = (split["id"], instance_scores(model, encoder, split, batch_size))
     return scores, meta
 
 

@@ -235,30 +235,42 @@ def load_converted(model_dir):
     from transformers.utils import logging as hf_logging
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # no weight-loading bar: a command's output stays its own
     try:
         model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     return model.eval(), tokenizer
 
 
-def embed(model, tokenizer, texts, batch_size: int = 32, prefix: str = "passage: ") -> np.ndarray:
+def embed(model, tokenizer, texts, batch_size: int = 32, prefix: str = "passage: ", max_length: int = 512,
+          progress: bool = False, desc: str = "embedding") -> np.ndarray:
     """e5 sentence embeddings: mean over all tokens (``<s>``/``</s>`` included, as the engine does) of the last
-    hidden states, L2-normalised."""
+    hidden states, L2-normalised, in the order of ``texts``. ``prefix`` is e5's ``"passage: "`` or ``"query: "``;
+    texts are batched by length (less padding), with a progress bar when ``progress``."""
     import torch
+    from tqdm.auto import tqdm
 
-    rows = []
-    with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer([prefix + text for text in texts[start:start + batch_size]], padding=True,
-                              truncation=True, max_length=512, return_tensors="pt")
+    from dialshift.models.batching import sorted_batches
+
+    texts = [prefix + text for text in texts]
+    if not texts:
+        return np.zeros((0, model.config.hidden_size), np.float32)
+    out = np.empty((len(texts), model.config.hidden_size), np.float32)
+    with torch.inference_mode(), tqdm(total=len(texts), desc=desc, unit="text", disable=not progress) as bar:
+        for rows in sorted_batches([len(text) for text in texts], batch_size):
+            batch = tokenizer([texts[row] for row in rows], padding=True, truncation=True, max_length=max_length,
+                              return_tensors="pt")
             hidden = model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1)
-            rows.append(torch.nn.functional.normalize(pooled, dim=-1).numpy())
-    return np.concatenate(rows) if rows else np.zeros((0, 0), np.float32)
+            out[rows] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
+            bar.update(len(rows))
+    return out
 
 
 def cosines_with_engine(model, tokenizer, sentences, engine_model=None) -> np.ndarray:

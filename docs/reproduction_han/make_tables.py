@@ -4,6 +4,7 @@
     python docs/reproduction_han/make_tables.py            # render the committed tables.json files into the report
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...] --out DIR
+    python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
 
 With no ``--run``, the committed ``tables.json`` (seed 0) and ``two_seeds/tables.json`` (seeds 0 and 1) are rendered
 between the ``make_tables`` markers of the report, with every verdict by :mod:`dialshift.verdicts` (per-seed paired
@@ -14,11 +15,25 @@ difference). With ``--run``, ``tables.json`` is computed from the prediction fol
 mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of
 correctness (averaged over a variant's seeds) on the same cases, with a 95 % percentile bootstrap interval (scipy,
 1,000 resamples, seed 0).
+
+The real-environment proxy (``real_env/``): ``dialshift retrieve`` wrote ``real_env/candidates.jsonl.gz`` (a
+bi-encoder's top 10 over the ``kor_chitchat`` utterance pool plus the gold, per test context) with its ``run.json``
+and ``command.json``. ``--rerank NAME=MODEL_DIR`` (a ``trainers/debias.py`` model folder; NAME its Table 3 row)
+scores those candidates with the model and writes ``real_env/rerank/<NAME>-seed<S>/``: ``predictions.jsonl.gz`` (the
+scores of each instance's candidates), ``run.json`` (the model's description) and ``command.json`` (the commit and
+command of the re-ranking and, from ``MODEL_DIR/command.json``, of the training). With no arguments those files give
+the real-environment table: Precision@1 against the gold (the only candidate known to be a sensible reply), how
+often the chosen response repeats a context turn, and the verdicts on the paper's real-environment differences.
 """
 
 import argparse
+import gzip
 import json
+import os
+import resource
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +56,10 @@ PAPER_TABLE4 = {"baseline": [12.9, 36.1, 41.8, 55.0, 41.1, 46.1, 50.7],
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_han.md"
 BLOCKS = {"seed 0": HERE / "tables.json", "two seeds": HERE / "two_seeds" / "tables.json"}
+REAL_ENV = HERE / "real_env"
+#: Table 3's real-environment column (Precision@1, %, mean ± sd over 10 seeds; human-labelled candidates).
+PAPER_REAL_ENV = {"baseline": "36.2 ± 0.9", "+deb": "36.5 ± 0.6", "+UMS": "38.8 ± 0.6", "+UMS+deb": "40.4 ± 0.7"}
+VARIANTS = ("baseline", "+deb", "+UMS", "+UMS+deb")
 COMPARISONS = [("+deb", "baseline"), ("+UMS", "baseline"), ("+UMS+deb", "baseline"), ("+UMS+deb", "+UMS")]
 
 
@@ -171,6 +190,146 @@ def verdict_lines(data: dict) -> list[str]:
     return lines
 
 
+# ----------------------------------------------------------------------------------------------- real environment
+
+
+def git_commit() -> str:
+    """The commit of this checkout, with ``+uncommitted`` when tracked files differ from it."""
+    root = HERE.parent.parent
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True,
+                           text=True).stdout.strip()
+    return (commit or "unknown") + ("+uncommitted" if dirty else "")
+
+
+def rerank(dataset, models: list[tuple[str, str]], folder: Path = REAL_ENV, batch_size: int = 64) -> list[Path]:
+    """Score the retrieved candidates of ``folder`` with each ``(name, model_dir)``; write ``folder/rerank/<name>-
+    seed<S>/`` (predictions, run.json, command.json). Returns the folders written."""
+    sys.path.insert(0, str(HERE.parent.parent))
+    from tqdm.auto import tqdm
+
+    from dialshift.errors import DialshiftError
+    from dialshift.io import atomic_write, write_json_atomic
+    from dialshift.ranking.retrieval import load_candidates
+    from trainers.debias import instance_scores, load_model
+
+    commit = git_commit()  # once, before any model: the code this run imported
+    summary = json.loads((folder / "run.json").read_text(encoding="utf-8"))["retrieval"]
+    split = load_candidates(dataset, folder, summary)
+    written = []
+    for name, model_dir in tqdm(models, desc="re-ranking", unit="model"):
+        started, cpu = time.time(), resource.getrusage(resource.RUSAGE_SELF)
+        model, encoder, meta = load_model(model_dir)
+        if meta.get("variant") != name:
+            raise DialshiftError(f"--rerank {name}={model_dir}: the model is a {meta.get('variant')!r} model; name it "
+                                 "by its variant")
+        scores = instance_scores(model, encoder, split, batch_size)
+        out = folder / "rerank" / f"{name}-seed{meta['seed']}"
+        out.mkdir(parents=True, exist_ok=True)
+        lines = "".join(json.dumps({"id": i, "scores": [round(float(x), 5) for x in row]}) + "\n"
+                        for i, row in zip(split["id"], scores, strict=True))
+        atomic_write(out / "predictions.jsonl.gz", gzip.compress(lines.encode(), compresslevel=9, mtime=0))
+        keep = ("variant", "seed", "backbone", "train_rows", "train_pairs", "max_length", "selected_step",
+                "history", "biased_model", "dialshift_version")
+        write_json_atomic(out / "run.json", {key: meta.get(key) for key in keep})
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        training = Path(model_dir) / "command.json"
+        write_json_atomic(out / "command.json", {
+            "commit": commit, "threads": int(os.environ.get("OMP_NUM_THREADS", "0")) or None,
+            "command": ["python", "docs/reproduction_han/make_tables.py", "--dataset", "DS", "--rerank",
+                        f"{name}=M/{Path(model_dir).name}"],
+            "wall_seconds": round(time.time() - started, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime - cpu.ru_utime - cpu.ru_stime, 1),
+            "training": json.loads(training.read_text(encoding="utf-8")) if training.is_file() else None})
+        written.append(out)
+    return written
+
+
+def real_env_runs(folder: Path = REAL_ENV) -> dict[str, list[dict]]:
+    """``{variant: [{"seed", "scores": {id: [...]}, "run", "command"}]}`` of the committed re-rankings, seeds in order."""
+    runs: dict[str, list[dict]] = {}
+    for run in sorted((folder / "rerank").glob("*/run.json")):
+        description = json.loads(run.read_text(encoding="utf-8"))
+        lines = gzip.decompress((run.parent / "predictions.jsonl.gz").read_bytes()).decode().splitlines()
+        runs.setdefault(description["variant"], []).append({
+            "seed": description["seed"], "run": description,
+            "command": json.loads((run.parent / "command.json").read_text(encoding="utf-8")),
+            "scores": {row["id"]: row["scores"] for row in map(json.loads, lines)}})
+    return {name: sorted(runs[name], key=lambda r: r["seed"]) for name in VARIANTS if name in runs}
+
+
+def chosen(scores: dict, candidates: dict) -> dict[str, int]:
+    """``{id: index of the highest-scored candidate}`` (ties: the first)."""
+    return {i: int(np.argmax(scores[i])) for i in candidates}
+
+
+def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
+    """The retrieval's summary, the real-environment table beside the paper's, paired differences and verdicts."""
+    summary = json.loads((folder / "run.json").read_text(encoding="utf-8"))["retrieval"]
+    rows = {row["id"]: row for row in map(json.loads, gzip.decompress(
+        (folder / "candidates.jsonl.gz").read_bytes()).decode().splitlines())}
+    runs = real_env_runs(folder)
+    ranks = np.array([row["gold_pool_rank"] for row in rows.values()])
+    k, n = summary["k"], len(rows)
+    lines = ["| retrieval | value |", "|---|---:|",
+             f"| pool: distinct utterances of `{summary['config']}` ({', '.join(summary['pool_splits'])}) | "
+             f"{summary['pool_size']:,} |",
+             f"| test contexts (seeded subsample of the {summary['split_instances']:,} of `{summary['split']}`) | "
+             f"{n:,} ({100 * n / summary['split_instances']:.1f} %) |",
+             f"| candidates per context (top {k} retrieved, the gold excluded, + the gold) | "
+             f"{summary['candidates_per_instance']} |",
+             f"| the bi-encoder ranks the gold in its top {k} over the pool | {100 * np.mean(ranks <= k):.1f} % |",
+             f"| median rank of the gold over the pool | {np.median(ranks):,.0f} |",
+             f"| retrieved candidates that repeat a context turn | "
+             f"{100 * np.mean([x for r in rows.values() for j, x in enumerate(r['repeats_context']) if j != r['label']]):.1f}"
+             " % |",
+             f"| contexts with at least one such candidate | "
+             f"{100 * np.mean([any(r['repeats_context']) for r in rows.values()]):.1f} % |", ""]
+
+    def correct(choice):
+        return {i: float(choice[i] == rows[i]["label"]) for i in rows}
+
+    def repeats(choice):
+        return {i: float(rows[i]["repeats_context"][choice[i]]) for i in rows}
+
+    bi_encoder = chosen({i: r["cosine"] for i, r in rows.items()}, rows)
+    lines += [f"| method | real env. P@1 (paper, human labels, 10 candidates) | P@1 against the gold (ours, n={n}, "
+              f"{k + 1} candidates, chance {100 / (k + 1):.1f}) | chosen response repeats a context turn (ours) | "
+              "validation P@1 at selection (ours, n=50) | seeds |", "|---|---:|---:|---:|---:|---|"]
+    lines.append(f"| bi-encoder alone (cosine; reference) | - | {100 * np.mean(list(correct(bi_encoder).values())):.1f} "
+                 f"| {100 * np.mean(list(repeats(bi_encoder).values())):.1f} % | - | - |")
+    per_seed, per_case = {}, {}
+    for name, seeds in runs.items():
+        choices = [chosen(seed["scores"], rows) for seed in seeds]
+        per_seed[name] = [100 * np.mean(list(correct(c).values())) for c in choices]
+        per_case[name] = {i: float(np.mean([correct(c)[i] for c in choices])) for i in rows}
+        repeat = [100 * np.mean(list(repeats(c).values())) for c in choices]
+        validation = [100 * seed["run"]["history"][-1]["validation_precision@1"] for seed in seeds]
+        lines.append(f"| {name} | {PAPER_REAL_ENV[name]} | {mean_sd(per_seed[name])} | {mean_sd(repeat)} % | "
+                     f"{mean_sd(validation)} | {', '.join(str(seed['seed']) for seed in seeds)} |")
+    pairs = [(a, b) for a, b in COMPARISONS + [("+UMS+deb", "+deb")] if a in runs and b in runs]
+    if pairs:
+        lines += ["", "| comparison | paper (points) | ours per seed | paired over contexts, seeds averaged (95 % "
+                      "bootstrap) | verdict by the rule (mean [95 % t interval], seeds) |", "|---|---:|---|---:|---|"]
+    for a, b in pairs:
+        paper = float(PAPER_REAL_ENV[a].split()[0]) - float(PAPER_REAL_ENV[b].split()[0])
+        common = min(len(per_seed[a]), len(per_seed[b]))
+        differences = [x - y for x, y in zip(per_seed[a][:common], per_seed[b][:common], strict=True)]
+        case = paired(per_case[a], per_case[b])
+        lines.append(f"| {a} − {b} | {paper:+.1f} | {' / '.join(f'{d:+.1f}' for d in differences)} | "
+                     f"{case['difference']:+.1f} [{case['low']:+.1f}, {case['high']:+.1f}] | "
+                     f"{verdict(differences, '+' if paper > 0 else '-').cell()} |")
+    lines += ["", "| run | training commit | training threads, CPU s | re-ranking commit | re-ranking CPU s |",
+              "|---|---|---|---|---:|"]
+    for name, seeds in runs.items():
+        for seed in seeds:
+            command, training = seed["command"], seed["command"].get("training") or {}
+            lines.append(f"| {name} seed {seed['seed']} | `{str(training.get('commit', '-'))[:10]}` | "
+                         f"{training.get('threads', '-')}, {training.get('cpu_seconds', '-')} | "
+                         f"`{command['commit'][:10]}` | {command['cpu_seconds']} |")
+    return lines
+
+
 def splice(report: str, name: str, lines: list[str]) -> str:
     """``report`` with the block ``name`` replaced by ``lines``."""
     return reports.splice(report, "\n".join(lines) + "\n", *reports.markers(f"docs/reproduction_han/make_tables.py "
@@ -182,7 +341,8 @@ def rendered_report() -> str:
     blocks = {name: json.loads(path.read_text(encoding="utf-8")) for name, path in BLOCKS.items()}
     for name, data in blocks.items():
         report = splice(report, name, render(data))
-    return splice(report, "verdicts", verdict_lines(blocks["two seeds"]))
+    report = splice(report, "verdicts", verdict_lines(blocks["two seeds"]))
+    return splice(report, "real environment", real_env_lines())
 
 
 def main(argv=None) -> int:
@@ -192,7 +352,24 @@ def main(argv=None) -> int:
     parser.add_argument("--dataset", help="with --run: the built korean folder")
     parser.add_argument("--run", action="append", metavar="NAME=DIR", help="compute tables.json from these folders")
     parser.add_argument("--out", default=str(HERE), help="with --run: where tables.json goes")
+    parser.add_argument("--rerank", action="append", metavar="NAME=MODEL_DIR",
+                        help="score real_env/candidates.jsonl.gz with this trainers/debias.py model (NAME: its "
+                             "variant, e.g. +deb) into real_env/rerank/")
     args = parser.parse_args(argv)
+    if args.rerank:
+        if not args.dataset:
+            parser.error("--rerank needs --dataset")
+        if not all("=" in item for item in args.rerank):
+            parser.error("--rerank: expected NAME=MODEL_DIR")
+        from dialshift.errors import DialshiftError
+
+        try:
+            for out in rerank(args.dataset, [tuple(item.split("=", 1)) for item in args.rerank]):
+                print(f"wrote {out}")
+        except DialshiftError as error:
+            print(f"make_tables.py: error: {error}", file=sys.stderr)
+            return 2
+        return 0
     if args.run:
         if not args.dataset:
             parser.error("--run needs --dataset")
