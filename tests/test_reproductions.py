@@ -61,15 +61,109 @@ def test_lee_check_fails_when_a_committed_result_changes(lee, tmp_path, monkeypa
     assert lee.main(["--check"]) == 1
 
 
-def test_lee_verdicts_are_the_rule_on_first_minus_second(lee):
+def fake_lee_run(root: Path, configs: dict, seeds: dict) -> None:
+    """A ``cpu/`` folder as collect.py writes it: ``configs`` ``{config: {id: gold}}``, ``seeds`` ``{seed: {config:
+    {id: top-ranked candidate}}}`` (vanilla; the top candidate gets logit 2, the others 0)."""
+    import gzip
+    import json
+
+    def write(path, value):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+    command = {"commit": "0" * 40, "threads": 1, "command": ["python"], "wall_seconds": 2.0, "cpu_seconds": 1.0}
+    write(root / "build.json", command)
+    write(root / "labels.json", configs)
+    for seed, tops in seeds.items():
+        folder = root / f"seed_{seed}"
+        write(folder / "ranker.json", {"history": [{"step": 12, "validation_recall@1": 0.3}], "selected_step": 12,
+                                       "temperature": 0.5, "validation": {"nll": 2.3, "nll_temperature": 2.2}})
+        write(folder / "train.json", command)
+        write(folder / "vanilla" / "run.json", {})
+        write(folder / "vanilla" / "results.json", {"options": {c: {"ece_bins": 15} for c in tops}})
+        for config, top in tops.items():
+            lines = []
+            for instance, candidate in top.items():
+                scores = [2.0 if k == candidate else 0.0 for k in range(10)]
+                total = sum(2.718281828459045 ** x for x in scores)
+                lines.append(json.dumps({"id": instance, "scores": scores,
+                                         "probabilities": [2.718281828459045 ** x / total for x in scores]}))
+            with gzip.open(folder / "vanilla" / f"{config}.jsonl.gz", "wt") as out:
+                out.write("\n".join(lines) + "\n")
+
+
+def test_lee_verdicts_are_the_rule_on_per_seed_differences_over_the_shared_ids(lee, tmp_path):
     from dialshift.verdicts import verdict
 
-    table = lee.parse(lee.RESULTS[150])
-    difference = table["test"]["vanilla"]["Acc"] - table["uw_0.50"]["vanilla"]["Acc"]
-    row = next(line for line in lee.verdict_rows({25: lee.parse(lee.RESULTS[25]), 150: table})
-               if line.startswith("| Accuracy falls with word replacement"))
-    assert f"| {difference:+.3f} (150) | {0.895 - 0.441:+.3f} |" in row
-    assert verdict([difference], "+").outcome == "not decidable" and "| not decidable (" in row
+    gold = {f"i{k}": 0 for k in range(8)}
+    configs = {"dailydialog": gold, "uw_0.50": {i: 0 for i in ("i0", "i1", "i2", "i3", "x0", "x1")}}
+    # per seed, dailydialog right on i0-i3 (and on 0-2 of i4-i7: ids uw_0.50 does not hold, so the pairing must drop
+    # them), uw_0.50 right on 2, 1 and 2 of its shared ids i0-i3 and on both of its ids x0, x1 (also dropped)
+    seeds = {}
+    for seed, right in ((0, 2), (1, 1), (2, 2)):
+        seeds[seed] = {"dailydialog": {f"i{k}": 0 if k < 4 + seed else 1 for k in range(8)},
+                       "uw_0.50": {**{f"i{k}": 0 if k < right else 1 for k in range(4)}, "x0": 0, "x1": 0}}
+    fake_lee_run(tmp_path, configs, seeds)
+    row = next(line for line in lee.verdict_rows(lee.load_run(tmp_path))
+               if line.startswith("| Accuracy falls with word replacement (Table 3)"))
+    differences = [1 - 2 / 4, 1 - 1 / 4, 1 - 2 / 4]
+    expected = verdict(differences, "+")
+    assert expected.outcome == "reproduced"
+    assert f"| 4 | +0.500, +0.750, +0.500 | {expected.cell(digits=3)} | {0.895 - 0.441:+.3f} |" in row
+
+
+def test_lee_ensemble_is_the_mean_softmax_of_every_seeds_kept_logits(lee, tmp_path):
+    configs = {"dailydialog": {"a": 0, "b": 3}}
+    fake_lee_run(tmp_path, configs, {0: {"dailydialog": {"a": 0, "b": 1}}, 1: {"dailydialog": {"a": 0, "b": 3}}})
+    run = lee.load_run(tmp_path)
+    scores, probabilities = run["ensemble"]["dailydialog"]["b"]
+    top, other = 2.718281828459045 ** 2 / (2.718281828459045 ** 2 + 9), 1 / (2.718281828459045 ** 2 + 9)
+    assert scores[1] == scores[3] == 1.0 and probabilities[1] == pytest.approx((top + other) / 2, abs=1e-12)
+    assert lee.scores(run, run["ensemble"]["dailydialog"], "dailydialog", ["a", "b"])["Acc"] == 0.5  # ties: wrong
+
+
+def test_lee_kept_predictions_score_as_dialshift_evaluate_scored_them(lee):
+    run = lee.load_run(lee.CPU)
+    checked = 0
+    for seed, data in run["seeds"].items():
+        for method, found in data["methods"].items():
+            for config, predictions in found["predictions"].items():
+                ours = lee.scores(run, predictions, config, sorted(predictions))
+                theirs = found["results"]["results"][config]
+                assert ours["Acc"] == pytest.approx(theirs["recall@1"], abs=1e-12)
+                assert ours["Brier"] == pytest.approx(theirs["brier"], abs=1e-12)
+                assert ours["ECE"] == pytest.approx(theirs["ece"], abs=1e-12)
+                checked += 1
+            difference = found["results"]["differences"].get("uw_0.50", {}).get("dailydialog")
+            if difference:
+                paired, shared = lee.paired(run, "Acc", (method, "uw_0.50"), (method, "dailydialog"))
+                assert shared == difference["shared"]
+                assert paired[seed] == pytest.approx(difference["metrics"]["recall@1"]["value"], abs=1e-12)
+    assert checked >= 12
+
+
+def test_lee_check_fails_when_a_kept_prediction_changes(lee, tmp_path, monkeypatch):
+    import gzip
+    import json
+    import shutil
+
+    shutil.copytree(lee.CPU, tmp_path / "cpu")
+    path = tmp_path / "cpu" / "seed_0" / "vanilla" / "ic_0of6.jsonl.gz"
+    rows = [json.loads(line) for line in gzip.open(path, "rt")]
+    labels = json.loads((tmp_path / "cpu" / "labels.json").read_text())["ic_0of6"]
+    for row in rows:  # every instance ranked right
+        row["scores"] = [1.0 if k == labels[row["id"]] else 0.0 for k in range(len(row["scores"]))]
+    with gzip.open(path, "wt") as out:
+        out.write("".join(json.dumps(row) + "\n" for row in rows))
+    monkeypatch.setattr(lee, "CPU", tmp_path / "cpu")
+    assert lee.main(["--check"]) == 1
+
+
+def test_lee_collect_without_a_run_folder_is_a_one_line_error(tmp_path, capsys):
+    collect = load(DOCS / "reproduction_lee" / "collect.py")
+    before = sorted(collect.TARGET.rglob("*"))
+    assert collect.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and sorted(collect.TARGET.rglob("*")) == before
 
 
 def test_xing_report_is_what_make_tables_renders(xing):
