@@ -59,3 +59,16 @@ def render(path: Path, generated: str, generator: str, check: bool) -> int:
     ``check``, compare): :func:`write_or_check`'s status."""
     expected = splice(path.read_text(encoding="utf-8"), generated, *markers(generator), path)
     return write_or_check(path, expected, check)
+
+
+def collect_main(doc: str, collect, target: Path, argv=None) -> int:
+    """The command line of a report's ``collect.py OUT``: ``collect(OUT, target)`` copies the finished runs under
+    ``OUT`` into ``target`` and returns their count; 0 when it copied any, 2 when none (or without one ``OUT``, with
+    the usage paragraph of ``doc``)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print(doc.split("\n\n")[1], file=sys.stderr)
+        return 2
+    count = collect(Path(argv[0]), target)
+    print(f"{count} run folder(s) -> {target}")
+    return 0 if count else 2

@@ -25,6 +25,7 @@ from dialshift.metrics import (
     recall_at_k,
 )
 from dialshift.metrics._checks import MAX_BINS, UndefinedMetricWarning
+from dialshift.metrics.attention import das_stats
 from dialshift.metrics.calibration import NORMS, bin_edges, bin_index
 
 
@@ -293,6 +294,19 @@ def test_das_ratio_eq8_is_a_mean_of_per_dialogue_ratios():
     )
     skipped = das_ratio([[0.5, 1.0], [0.3, 0.6]], [[1, 0], [0, 0]], skip_undefined=True)
     assert skipped["n_dialogues"] == 1 and skipped["das_ratio"] == 0.5
+
+
+def test_das_stats_first_and_last_history_skip_the_distractions():
+    """Tables 5-6's "1st" / "Last": the AS of the first and last original History utterance, never a distraction's;
+    the scoring task averages them over the dialogues of the ratio."""
+    from dialshift.scoring.tasks import get_task
+
+    scores, masks = [[0.2, 0.7, 0.5, 0.9, 5.0], [0.6, 0.3, 4.0], [0.1, 0.4, 3.0]], [[1, 0, 0, 1], [0, 0], [1, 1]]
+    stats = das_stats(scores, masks, includes_query=True)
+    assert stats["first_history"][:2].tolist() == [0.7, 0.6] and stats["last_history"][:2].tolist() == [0.5, 0.3]
+    assert np.isnan(stats["first_history"][2]) and np.isnan(stats["last_history"][2])
+    result = get_task("attention_distribution").metrics(stats, {"includes_query": True})
+    assert result["as_first_history"] == pytest.approx(0.7) and result["as_last_history"] == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("history", [0.0, 1e-310])

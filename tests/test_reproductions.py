@@ -170,24 +170,107 @@ def test_xing_report_is_what_make_tables_renders(xing):
     assert xing.main(["--check"]) == 0
 
 
-def test_xing_check_fails_when_a_committed_value_changes(xing, tmp_path, monkeypatch):
+def xing_run(root: Path, variant: str, seed: int, das: dict, perplexity: float = 50.0, history: float = 0.9):
+    """A run folder as collect.py writes it: ``das`` maps a set (e.g. ``frequent_middle``) to its DAS ratio, every
+    other set gets 1.0."""
     import json
 
-    data = json.loads(xing.EARLIER.read_text(encoding="utf-8"))
-    data["das_ratio"]["static_ui@0.7"]["frequent_middle"] += 0.5
-    changed = tmp_path / "earlier_run.json"
-    changed.write_text(json.dumps(data), encoding="utf-8")
-    monkeypatch.setattr(xing, "EARLIER", changed)
+    structure, probability = variant.split("@")
+    folder = root / f"{structure}_p{probability}" / f"seed_{seed}"
+    folder.mkdir(parents=True)
+    training = {"config": "ubuntu", "max_train_instances": 6000, "num_epochs": 2, "learning_rate": 0.003,
+                "batch_size": 64, "dim": 64, "layers": 1, "vocab_size": 2000, "max_utterance_tokens": 10,
+                "max_response_tokens": 10, "output_bias": "unigram", "max_eval_instances": 300, "replicates": 200}
+    results = {f"ubuntu_distract_{name}": {"das_ratio": das.get(name, 1.0), "mean_as_distractor": 0.5,
+                                           "mean_as_history_distracted": 0.9, "as_first_history": 0.8,
+                                           "as_last_history": 1.1} for name in
+               ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end",
+                "rare_begin", "rare_middle", "rare_end")}
+    files = {"run": {"training": training}, "results": {"results": results},
+             "original": {"ubuntu": {"perplexity": perplexity, "mean_as_history": history}},
+             "command": {"commit": "0123456789abcdef", "cpu_seconds": 40.0, "wall_seconds": 200.0}}
+    for name, value in files.items():
+        (folder / f"{name}.json").write_text(json.dumps(value), encoding="utf-8")
+
+
+def test_xing_check_fails_when_a_committed_value_changes(xing, tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(xing.RUNS, runs)
+    path = sorted(runs.glob("static_ui_p0.7/seed_0/results.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["results"]["ubuntu_distract_frequent_middle"]["das_ratio"] += 0.5
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(xing, "RUNS", runs)
     assert xing.main(["--check"]) == 1
 
 
-def test_xing_unigram_row_and_perplexity_verdict_read_unigram_json(xing):
+@pytest.mark.parametrize("sign, outcome", [(1, "reproduced"), (-1, "not reproduced")])
+def test_xing_verdicts_are_the_rule_on_per_seed_paired_differences(xing, tmp_path, sign, outcome):
+    """Three seeds of StaticUI 0.0 and 0.7 whose frequent-middle DAS ratios differ by +-0.10, 0.12, 0.08: the
+    cell is the rule's verdict on those paired differences, with its interval; a single seed is not decidable."""
+    from dialshift.verdicts import verdict
+
+    differences = [0.10, 0.12, 0.08]
+    for seed, difference in enumerate(differences):
+        xing_run(tmp_path, "static_ui@0.0", seed, {"frequent_middle": 1.0 + sign * difference})
+        xing_run(tmp_path, "static_ui@0.7", seed, {"frequent_middle": 1.0})
+    xing_run(tmp_path, "static@0.0", 0, {"frequent_middle": 1.5})
+    xing_run(tmp_path, "static@0.7", 0, {"frequent_middle": 1.0})
+    lines, outcomes = xing.comparison_table(xing.collect(tmp_path))
+    row = next(line for line in lines if "| StaticUI 0.0 − StaticUI 0.7 |" in line)
+    cells = row.split(" | ")
+    middle = cells[2 + xing.SETS.index("frequent_middle")]
+    expected = verdict([sign * d for d in differences], "+")
+    assert middle.startswith(f"{outcome}: {expected.mean:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}], 3 seeds")
+    assert cells[2 + xing.SETS.index("frequent_end")].startswith("not decidable: +0.000 [+0.000, +0.000]")
+    single = next(line for line in lines if "| Static 0.0 − Static 0.7 |" in line)
+    assert "not decidable: +0.500, 1 seed;" in single
+    assert outcomes.count(outcome) == 1
+
+
+def test_xing_unigram_row_and_margin_read_unigram_json(xing):
     import json
 
     unigram = json.loads(xing.UNIGRAM.read_text(encoding="utf-8"))
     generated = xing.generate()
-    assert f"| – | add-one unigram (no context) | ours | {unigram['perplexity']:.1f} |" in generated
-    assert f"against the add-one unigram's {unigram['perplexity']:.1f}" in generated
+    assert f"| – | add-one unigram (no context) | ours | – | {unigram['perplexity']:.1f} |" in generated
+    assert f"x the unigram's {unigram['perplexity']:.1f}." in generated
+    assert f"against the unigram's {unigram['perplexity']:.1f}" in generated
+
+
+def test_xing_margin_counts_the_runs_over_the_rule(xing, tmp_path):
+    xing_run(tmp_path, "static_ui@0.0", 0, {}, perplexity=80.0)
+    xing_run(tmp_path, "static_ui@0.0", 1, {}, perplexity=90.0)
+    sentence = xing.margin_sentence(xing.collect(tmp_path), {"perplexity": 100.0})
+    assert "1 of 2 runs meet it; their perplexity is 0.80 to 0.90 x the unigram's 100.0." in sentence
+
+
+def test_xing_collect_copies_the_report_files_and_hashes_the_predictions(tmp_path):
+    import hashlib
+    import json
+
+    collect = load(DOCS / "reproduction_xing" / "collect.py")
+    run = tmp_path / "out" / "runs" / "static_ui_p0.7" / "seed_1"
+    (run / "predictions" / "results").mkdir(parents=True)
+    for name in ("dialshift_model.json", "command.json", "predictions/original.json",
+                 "predictions/results/results.json"):
+        (run / name).write_text(json.dumps({"name": name}), encoding="utf-8")
+    (run / "predictions" / "ubuntu.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
+    unfinished = tmp_path / "out" / "runs" / "static_ui_p0.0" / "seed_0"
+    unfinished.mkdir(parents=True)
+    assert collect.collect(tmp_path / "out", tmp_path / "runs") == 1
+    dest = tmp_path / "runs" / "static_ui_p0.7" / "seed_1"
+    assert json.loads((dest / "run.json").read_text()) == {"name": "dialshift_model.json"}
+    assert json.loads((dest / "results.json").read_text()) == {"name": "predictions/results/results.json"}
+    digest = hashlib.sha256(b'{"id": "a"}\n').hexdigest()
+    assert json.loads((dest / "sha256.json").read_text()) == {"ubuntu.jsonl": digest}
+    assert not (tmp_path / "runs" / "static_ui_p0.0").exists()
+    (run / "predictions" / "original.json").unlink()
+    with pytest.raises(SystemExit, match=r"seed_1: finished \(command.json\) but without predictions/original.json"):
+        collect.collect(tmp_path / "out", tmp_path / "runs2")
 
 
 @pytest.fixture(scope="module")
@@ -303,3 +386,20 @@ def test_lee_context_table_shows_the_committed_turns(lee):
     turns = json.loads(lee.CONTEXT_TURNS.read_text(encoding="utf-8"))
     row = turns["uw_0.50"]
     assert f"| uw_0.50 | {row['rows']:,} | {row['mean_turns']:.2f} |" in "\n".join(lee.context_table())
+
+
+def test_collect_main_needs_one_folder_and_fails_when_nothing_was_collected(tmp_path, capsys):
+    from dialshift.reports import collect_main
+
+    doc = "Title.\n\n    collect.py OUT\n\nMore."
+    calls = []
+
+    def collect(out, target):
+        calls.append((out, target))
+        return len(calls) - 1
+
+    assert collect_main(doc, collect, tmp_path, []) == 2 and not calls
+    assert capsys.readouterr().err == "    collect.py OUT\n"
+    assert collect_main(doc, collect, tmp_path, ["OUT"]) == 2  # nothing collected
+    assert collect_main(doc, collect, tmp_path, ["OUT"]) == 0
+    assert calls[-1] == (Path("OUT"), tmp_path) and f"1 run folder(s) -> {tmp_path}" in capsys.readouterr().out

@@ -269,3 +269,32 @@ def test_attention_scores_use_float64_softmax_of_the_dot_products():
     assert output.attention[0, 0] == 0
     scores = attention_scores(output, batch, 0, "static")
     assert scores[0] > 0 and np.isclose(scores[1] / scores[0], np.exp(20.0))
+
+
+def test_output_bias_unigram_starts_the_model_at_the_unigram_baseline(lowe_dataset):
+    """With zero output weights the initial model predicts exactly the add-one unigram distribution, so its
+    perplexity on any responses equals unigram_perplexity's; torch's default bias does not."""
+    from trainers.seq2seq import Seq2SeqTask, parse_args
+
+    def initial_perplexity(output_bias):
+        args = parse_args(["--dataset", str(lowe_dataset), "--output-dir", "unused", "--dim", "8",
+                           "--output-bias", output_bias])
+        task = Seq2SeqTask(args)
+        task.accelerator = type("CPU", (), {"device": "cpu"})()
+        model = task.build(task.accelerator)
+        with torch.no_grad():
+            model.output.weight.zero_()
+        rows = task.validation
+        examples = [(row["context"], row["response"], [0] * len(row["context"])) for row in rows]
+        batch = collate(task.vocab, examples, args.max_utterance_tokens, args.max_response_tokens)
+        model.eval()
+        nll = token_nll(model(batch), batch)
+        perplexity = float(torch.exp(nll.sum() / batch.target_mask.sum()))
+        baseline = unigram_perplexity(task.vocab, [row["response"] for row in task.train_rows],
+                                      [row["response"] for row in rows], args.max_response_tokens)
+        return perplexity, baseline["perplexity"]
+
+    ours, baseline = initial_perplexity("unigram")
+    assert ours == pytest.approx(baseline, rel=1e-5)
+    ours, baseline = initial_perplexity("default")
+    assert ours != pytest.approx(baseline, rel=1e-2)

@@ -66,6 +66,9 @@ def parse_args(argv=None):
                    help="vocabulary size with the specials (paper: 25000)")
     p.add_argument("--batch-size", type=arguments.positive_int, default=64, help="examples per step (the paper: 256)")
     p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
+    p.add_argument("--output-bias", choices=("default", "unigram"), default="default",
+                   help="initial output-layer bias: torch's default, or the log add-one unigram distribution of the "
+                        "training responses (the model starts at the unigram baseline; not in the paper)")
     p.add_argument("--max-utterance-tokens", type=arguments.positive_int, default=30)
     p.add_argument("--max-response-tokens", type=arguments.positive_int, default=30)
     p.add_argument("--max-train-instances", type=arguments.positive_int, default=None,
@@ -132,7 +135,17 @@ class Seq2SeqTask(Task):
         self.accelerator = accelerator
         args = self.args
         self.model_config = Seq2SeqConfig(len(self.vocab), args.structure, args.dim, args.layers, args.dropout)
-        return Seq2Seq(self.model_config)
+        model = Seq2Seq(self.model_config)
+        if args.output_bias == "unigram":
+            import torch
+
+            from dialshift.models.seq2seq import unigram_log_probabilities
+
+            log_p = unigram_log_probabilities(self.vocab, [row["response"] for row in self.train_rows],
+                                              args.max_response_tokens)
+            with torch.no_grad():
+                model.output.bias.copy_(torch.from_numpy(log_p))
+        return model
 
     def optimizer(self, model, args):
         import torch
@@ -195,6 +208,7 @@ class Seq2SeqTask(Task):
         return {"backbone": f"lstm-{self.args.structure}", "model_config": model_config_dict(self.model_config),
                 "structure": self.args.structure, "train_probability": self.args.train_probability,
                 "attention_loss": self.shift is not None and not self.args.no_attention_loss,
+                "output_bias": self.args.output_bias,
                 "train_instances": len(self.train_rows), "vocab_size": len(self.vocab),
                 "max_utterance_tokens": self.args.max_utterance_tokens,
                 "max_response_tokens": self.args.max_response_tokens}

@@ -171,17 +171,21 @@ def _dialogue(scores, mask, row: int, includes_query: bool):
 
 def das_stats(attention_scores, distractor_mask, includes_query=False) -> dict:
     """Per-dialogue statistics of the DAS ratio (the ``_update`` of :func:`das_ratio`; validates every dialogue):
-    ``distractor`` and ``history``, the mean AS of the distracting and of the History utterances (NaN where a
-    dialogue has none)."""
+    ``distractor`` and ``history``, the mean AS of the distracting and of the History utterances, and
+    ``first_history`` and ``last_history``, the AS of the first and of the last original History utterance (the
+    "1st" and "Last" columns of Xing and Gulla's Tables 5-6, read as the first/last utterance that is not a
+    distraction); NaN where a dialogue has none."""
     rows = list(_dialogue_rows(attention_scores, distractor_mask))
-    distractor, history = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
+    stats = {key: np.full(len(rows), np.nan) for key in ("distractor", "history", "first_history", "last_history")}
     for row, (scores, mask) in enumerate(rows):
         values, distracting = _dialogue(scores, mask, row, includes_query)
         if distracting.any():
-            distractor[row] = values[distracting].mean()
+            stats["distractor"][row] = values[distracting].mean()
         if not distracting.all():
-            history[row] = values[~distracting].mean()
-    return {"distractor": distractor, "history": history}
+            original = values[~distracting]
+            stats["history"][row] = original.mean()
+            stats["first_history"][row], stats["last_history"][row] = original[0], original[-1]
+    return stats
 
 
 def das_kinds(stats: dict):

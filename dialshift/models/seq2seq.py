@@ -134,15 +134,20 @@ def response_targets(vocab: Vocabulary, response: str, max_response_tokens: int)
     return [*vocab.encode(response, max_response_tokens), vocab.index[EOS]]
 
 
-def unigram_perplexity(vocab: Vocabulary, train_responses, test_responses, max_response_tokens: int) -> dict:
-    """The context-free baseline of a response model: an add-one (Laplace) unigram distribution over the whole
-    vocabulary, estimated on the training responses' targets, and its perplexity on the test responses' targets (the
-    tokens and vocabulary the seq2seq models' perplexity is measured on). ``{"perplexity", "tokens",
-    "vocabulary"}``."""
+def unigram_log_probabilities(vocab: Vocabulary, train_responses, max_response_tokens: int) -> np.ndarray:
+    """The log-probabilities of an add-one (Laplace) unigram distribution over the whole vocabulary, estimated on the
+    training responses' targets (:func:`response_targets`)."""
     counts = np.ones(len(vocab))
     for response in train_responses:
         np.add.at(counts, response_targets(vocab, response, max_response_tokens), 1)
-    log_p = np.log(counts / counts.sum())
+    return np.log(counts / counts.sum())
+
+
+def unigram_perplexity(vocab: Vocabulary, train_responses, test_responses, max_response_tokens: int) -> dict:
+    """The context-free baseline of a response model: the add-one unigram distribution of
+    :func:`unigram_log_probabilities` and its perplexity on the test responses' targets (the tokens and vocabulary the
+    seq2seq models' perplexity is measured on). ``{"perplexity", "tokens", "vocabulary"}``."""
+    log_p = unigram_log_probabilities(vocab, train_responses, max_response_tokens)
     targets = [token for response in test_responses for token in response_targets(vocab, response,
                                                                                    max_response_tokens)]
     if not targets:

@@ -659,6 +659,8 @@ class AttentionDistribution(ScoringTask):
         "mean_as_distractor": MetricInfo("AS distractor", False, (0.0, None)),
         "mean_as_history": MetricInfo("AS History", None, (0.0, None)),
         "mean_as_history_distracted": MetricInfo("AS History (distracted)", None, (0.0, None)),
+        "as_first_history": MetricInfo("AS first History", None, (0.0, None)),
+        "as_last_history": MetricInfo("AS last History", None, (0.0, None)),
         "n_undefined": MetricInfo("undefined", None, (0.0, None)),
         "history_starved": MetricInfo("History-starved", False, (0.0, 1.0)),
         "n_history_starved": MetricInfo("History-starved (n)", None, (0.0, None)),
@@ -680,7 +682,9 @@ class AttentionDistribution(ScoringTask):
         "little that the ratio overflows): their ratio is +inf, the worst case, so they are left out of both ratios "
         "and reported here instead (lower is better; read the ratios together with it); dialogues without a "
         "distracting or without a History utterance are counted in `n_undefined` (a config with no distraction "
-        "reports the History AS only); perplexity = exp(-sum log_likelihood / sum tokens) when given."
+        "reports the History AS only); `as_first_history` / `as_last_history` = mean AS of the first / last original "
+        "History utterance over the dialogues of the ratio (Tables 5-6); perplexity = exp(-sum log_likelihood / "
+        "sum tokens) when given."
     )
 
     @property
@@ -714,7 +718,7 @@ class AttentionDistribution(ScoringTask):
 
     def metrics(self, stats, options, weights=None):
         from dialshift.metrics._weighted import masked_mean
-        from dialshift.metrics.attention import das_compute
+        from dialshift.metrics.attention import das_compute, das_kinds
 
         result = {"mean_as_history": masked_mean(stats["history"], np.isfinite(stats["history"]), weights)}
         if np.isfinite(stats["distractor"]).any():
@@ -724,6 +728,9 @@ class AttentionDistribution(ScoringTask):
             result["mean_as_distractor"] = das["mean_as_distractor"]
             result["mean_as_history_distracted"] = das["mean_as_history"]
             result["das_ratio_of_means"] = das["das_ratio_of_means"]
+            rated = das_kinds(stats)[0]  # the dialogues of the ratio
+            for key in ("first_history", "last_history"):
+                result[f"as_{key}"] = masked_mean(stats[key], rated, weights)
             result["n_history_starved"] = das["n_history_starved"]
             result["n_undefined"] = das["n_undefined"]
         if "log_likelihood" in stats and "tokens" in stats:

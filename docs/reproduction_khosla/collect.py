@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dialshift import reports
+
 HERE = Path(__file__).resolve().parent
 SPLITS = ("test", "cov_test")
 COUNTED_SPLITS = ("train", "validation", "validation_hold", *SPLITS)
@@ -118,13 +120,7 @@ def collect(out: Path, target: Path) -> int:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    count = collect(Path(argv[0]), HERE / "runs")
-    print(f"{count} seed folder(s) -> {HERE / 'runs'}")
-    return 0 if count else 2
+    return reports.collect_main(__doc__, collect, HERE / "runs", argv)
 
 
 if __name__ == "__main__":

@@ -1,178 +1,361 @@
 #!/usr/bin/env python
-"""Table 3 of Xing & Gulla (2022) beside ours, the unigram baseline and the verdicts, in docs/reproduction_xing.md.
+"""Tables 3-6 of Xing & Gulla (2022) beside ours, the unigram baseline and the verdicts, in docs/reproduction_xing.md.
 
     python docs/reproduction_xing/make_tables.py                    # render the committed files into the report
     python docs/reproduction_xing/make_tables.py --check            # exit 1 when the report is not what this renders
     python docs/reproduction_xing/make_tables.py --unigram DATASET  # recompute unigram.json from a distracting build
 
-Reads ``earlier_run.json`` (the nine variants' perplexity, History AS and DAS ratios: one seed, transcribed from the
-report because their run files were lost; it says so) and ``unigram.json`` (the perplexity of a context-free add-one
-unigram model on the same test responses, computed by ``--unigram`` from the data with
-:func:`dialshift.models.seq2seq.unigram_perplexity`), and renders them between the two ``make_tables`` markers of the
-report, with every finding's verdict by :mod:`dialshift.verdicts` (per-seed paired differences; one seed gives no
-interval, so "not decidable", and the row names the run that would decide it).
+Reads the run files under ``runs/<variant>/seed_<s>/`` (``collect.py`` copies them from ``run_all.sh``'s folder:
+``run.json``, ``command.json``, ``original.json``, ``results.json``) and ``unigram.json`` (the perplexity of a
+context-free add-one unigram model on the same test responses, computed by ``--unigram`` with
+:func:`dialshift.models.seq2seq.unigram_perplexity` on the runs' own training subsample, vocabulary and test rows),
+and renders between the two ``make_tables`` markers of the report: Table 3 (perplexity, History AS and DAS ratios,
+mean over seeds, the paper's row above ours), the margin of every run over the unigram, Tables 4-6 (the distractors'
+and the History's average AS, and the first / last History utterance's AS), every finding's verdict by
+:mod:`dialshift.verdicts` (per-seed paired differences) and what the runs cost.
 """
 
 import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from dialshift import reports
-from dialshift.verdicts import verdict
+from dialshift.across_seeds import MISSING, spread
+from dialshift.verdicts import NOT_DECIDABLE, NOT_REPRODUCED, REPRODUCED, paired_differences, verdict
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_xing.md"
 GENERATOR = "docs/reproduction_xing/make_tables.py"
-EARLIER = HERE / "earlier_run.json"
+RUNS = HERE / "runs"
 UNIGRAM = HERE / "unigram.json"
+#: A model "beats the unigram by a clear margin" when its test perplexity is at most this share of the unigram's.
+MARGIN = 0.8
 SETS = ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end", "rare_begin",
         "rare_middle", "rare_end")
-FIXED = SETS[3:]
-NAMES = {"non_hier": "Non-hier", "dynamic": "Dynamic", "static": "Static", "static_ui": "StaticUI",
-         "static_ui_no_loss": "Non-atten-loss StaticUI"}
-# Table 3 of the paper for the variants run here: perplexity, History average AS (%), then the DAS ratio of SETS.
+RANDOM, FREQUENT, RARE = SETS[:3], SETS[3:6], SETS[6:]
+NAMES = {"non_hier": "Non-hier", "static": "Static", "static_ui": "StaticUI", "dynamic": "Dynamic",
+         "dynamic_ui": "DynamicUI", "static_ui_no_loss": "Non-atten-loss StaticUI"}
+STRUCTURES = tuple(NAMES)[:5]
+PROBABILITIES = ("0.0", "0.5", "0.7", "1.0")
+# Table 3 of the paper, its 23 variants: perplexity, History average AS (%), then the DAS ratio of SETS.
 PAPER = {
     "non_hier@0.0": (43.2, 91.3, 0.93, 0.93, 0.93, 0.75, 0.80, 0.84, 0.80, 0.92, 1.01),
-    "non_hier@0.7": (43.2, 86.9, 0.84, 0.82, 0.80, 0.72, 0.82, 0.82, 0.71, 0.85, 0.87),
-    "dynamic@0.0": (45.4, 81.4, 0.89, 0.89, 0.88, 0.65, 0.86, 1.02, 0.66, 0.89, 1.06),
-    "dynamic@0.7": (44.3, 82.0, 0.76, 0.75, 0.73, 0.58, 0.71, 0.86, 0.58, 0.73, 0.83),
     "static@0.0": (44.1, 61.4, 0.82, 0.82, 0.79, 0.37, 0.80, 1.31, 0.37, 0.77, 1.21),
-    "static@0.7": (44.0, 57.6, 0.73, 0.72, 0.69, 0.40, 0.70, 1.08, 0.41, 0.70, 0.98),
     "static_ui@0.0": (44.6, 57.5, 0.79, 0.76, 0.76, 0.32, 0.75, 1.32, 0.30, 0.75, 1.22),
+    "dynamic@0.0": (45.4, 81.4, 0.89, 0.89, 0.88, 0.65, 0.86, 1.02, 0.66, 0.89, 1.06),
+    "dynamic_ui@0.0": (44.7, 91.6, 0.94, 0.94, 0.93, 0.72, 0.84, 0.86, 0.73, 0.93, 0.97),
+    "non_hier@0.5": (43.4, 87.2, 0.84, 0.83, 0.81, 0.63, 0.74, 0.76, 0.69, 0.81, 0.86),
+    "static@0.5": (44.5, 66.5, 0.70, 0.69, 0.67, 0.42, 0.78, 1.12, 0.34, 0.71, 0.99),
+    "static_ui@0.5": (44.3, 47.7, 0.74, 0.74, 0.70, 0.39, 0.71, 1.08, 0.40, 0.69, 0.96),
+    "dynamic@0.5": (44.6, 81.9, 0.79, 0.78, 0.77, 0.64, 0.74, 0.84, 0.61, 0.77, 0.85),
+    "dynamic_ui@0.5": (43.9, 86.7, 0.82, 0.81, 0.80, 0.60, 0.84, 0.87, 0.61, 0.80, 0.83),
+    "static_ui_no_loss@0.5": (44.7, 71.1, 0.73, 0.73, 0.72, 0.39, 0.68, 0.93, 0.40, 0.80, 1.11),
+    "non_hier@0.7": (43.2, 86.9, 0.84, 0.82, 0.80, 0.72, 0.82, 0.82, 0.71, 0.85, 0.87),
+    "static@0.7": (44.0, 57.6, 0.73, 0.72, 0.69, 0.40, 0.70, 1.08, 0.41, 0.70, 0.98),
     "static_ui@0.7": (44.9, 43.7, 0.67, 0.67, 0.65, 0.36, 0.66, 1.02, 0.36, 0.70, 0.99),
+    "dynamic@0.7": (44.3, 82.0, 0.76, 0.75, 0.73, 0.58, 0.71, 0.86, 0.58, 0.73, 0.83),
+    "dynamic_ui@0.7": (44.8, 85.3, 0.93, 0.93, 0.93, 0.45, 0.78, 0.80, 0.60, 0.80, 0.81),
     "static_ui_no_loss@0.7": (44.1, 55.4, 0.72, 0.70, 0.69, 0.45, 0.70, 0.98, 0.43, 0.73, 0.97),
+    "non_hier@1.0": (47.3, 95.9, 0.91, 0.90, 0.90, 0.84, 0.86, 0.85, 0.85, 0.87, 0.88),
+    "static@1.0": (44.0, 65.4, 0.70, 0.70, 0.68, 0.49, 0.74, 1.08, 0.46, 0.71, 0.88),
+    "static_ui@1.0": (49.6, 73.5, 0.96, 0.95, 0.94, 0.66, 0.86, 1.53, 0.21, 0.86, 1.50),
+    "dynamic@1.0": (44.7, 88.8, 0.79, 0.78, 0.77, 0.63, 0.75, 0.82, 0.65, 0.77, 0.82),
+    "dynamic_ui@1.0": (45.2, 90.2, 0.87, 0.86, 0.85, 0.73, 0.81, 0.83, 0.75, 0.88, 0.88),
+    "static_ui_no_loss@1.0": (44.1, 76.5, 0.72, 0.71, 0.69, 0.49, 0.74, 0.98, 0.49, 0.77, 0.98),
 }
-SEEDS_RUN = ("3 seeds of each variant compared, with prediction files kept (`trainers/seq2seq.py --seed S "
-             "--predict ...`), at a model size whose perplexity clearly beats the unigram baseline")
 
 
-def number(value: float) -> str:
-    return f"{value:.2f}" if abs(value) < 100 else f"{value:.1e}"
-
-
-def label(variant: str) -> tuple[str, str]:
+def label(variant: str) -> str:
     structure, probability = variant.split("@")
-    return probability, NAMES[structure]
+    return f"{NAMES[structure]} {probability}"
 
 
-def table3(earlier: dict, unigram: dict) -> list[str]:
-    lines = ["| Prob | Structure | source | Perp. | Avg. (%) | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
-             "|---|---|---|---:|---:|" + "---:|" * len(SETS)]
+def collect(root: Path | None = None) -> dict:
+    """``{variant: {seed: {"run", "command", "original", "results"}}}`` of every committed run under ``root``
+    (default ``RUNS``; ``results``: the ``results`` part of its ``results.json``, keyed by the set name without
+    ``ubuntu_distract_``)."""
+    found = {}
+    for command in sorted((root or RUNS).glob("*/seed_*/command.json")):
+        folder = command.parent
+        structure, probability = folder.parent.name.rsplit("_p", 1)
+        read = {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+                for name in ("run", "command", "original", "results")}
+        read["results"] = {key.removeprefix("ubuntu_distract_"): value
+                           for key, value in read["results"]["results"].items()}
+        found.setdefault(f"{structure}@{probability}", {})[int(folder.name.split("_")[1])] = read
+    return found
+
+
+def per_seed(seeds: dict, value) -> dict:
+    """``{seed: value(run)}``."""
+    return {seed: value(run) for seed, run in sorted(seeds.items())}
+
+
+def das(seeds: dict, name: str, metric: str = "das_ratio") -> dict:
+    return per_seed(seeds, lambda run: run["results"][name][metric])
+
+
+def mean(values: dict, scale: float = 1.0, digits: int = 2) -> str:
+    stat = spread(values.values())
+    return MISSING if stat["mean"] is None else f"{scale * stat['mean']:.{digits}f}"
+
+
+def table3(found: dict, unigram: dict) -> list[str]:
+    lines = ["| Prob | Structure | source | seeds | Perp. | Avg. (%) | "
+             + " | ".join(s.replace("_", " ") for s in SETS) + " |",
+             "|---|---|---|---:|---:|---:|" + "---:|" * len(SETS)]
     for variant, paper in PAPER.items():
-        probability, name = label(variant)
-        lines.append(f"| {probability} | {name} | paper | {paper[0]:.1f} | {paper[1]:.1f} | "
+        structure, probability = variant.split("@")
+        lines.append(f"| {probability} | {NAMES[structure]} | paper | – | {paper[0]:.1f} | {paper[1]:.1f} | "
                      + " | ".join(f"{v:.2f}" for v in paper[2:]) + " |")
-        if variant in earlier["das_ratio"]:
-            original = earlier["original"][variant]
-            lines.append(f"| {probability} | {name} | ours | {original['perplexity']:.1f} | "
-                         f"{original['history_as_percent']:.1f} | "
-                         + " | ".join(number(earlier["das_ratio"][variant][s]) for s in SETS) + " |")
-    lines.append(f"| – | add-one unigram (no context) | ours | {unigram['perplexity']:.1f} | – | "
+        seeds = found.get(variant, {})
+        if not seeds:
+            lines.append(f"| {probability} | {NAMES[structure]} | ours | 0 | not run |" + " |" * (len(SETS) + 1))
+            continue
+        original = per_seed(seeds, lambda run: run["original"]["ubuntu"])
+        lines.append(f"| {probability} | {NAMES[structure]} | ours | {len(seeds)} | "
+                     f"{mean({s: o['perplexity'] for s, o in original.items()}, digits=1)} | "
+                     f"{mean({s: o['mean_as_history'] for s, o in original.items()}, 100, 1)} | "
+                     + " | ".join(mean(das(seeds, s)) for s in SETS) + " |")
+    lines.append(f"| – | add-one unigram (no context) | ours | – | {unigram['perplexity']:.1f} | – | "
                  + " | ".join("–" for _ in SETS) + " |")
     return lines
 
 
-def ratio_table(earlier: dict) -> list[str]:
-    lines = ["| Prob | Structure | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
-             "|---|---|" + "---:|" * len(SETS)]
-    for variant, ratios in earlier["ratio_of_means"].items():
-        lines.append("| " + " | ".join(label(variant)) + " | " + " | ".join(f"{ratios[s]:.2f}" for s in SETS) + " |")
+def margin_sentence(found: dict, unigram: dict) -> str:
+    ratios = [run["original"]["ubuntu"]["perplexity"] / unigram["perplexity"]
+              for seeds in found.values() for run in seeds.values()]
+    held = sum(r <= MARGIN for r in ratios)
+    return (f"**Margin over the unigram** (the rule: a model's test perplexity at most {MARGIN} x the unigram's on "
+            f"the same test responses): {held} of {len(ratios)} runs meet it; their perplexity is "
+            f"{min(ratios):.2f} to {max(ratios):.2f} x the unigram's {unigram['perplexity']:.1f}.")
+
+
+def ratio_of_means_table(found: dict) -> list[str]:
+    """Per variant and set, the ratio of the mean distractor AS to the mean History AS (means over seeds)."""
+    lines = ["| Prob | Structure | seeds | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
+             "|---|---|---:|" + "---:|" * len(SETS)]
+    for variant in PAPER:
+        seeds = found.get(variant)
+        if seeds:
+            structure, probability = variant.split("@")
+            lines.append(f"| {probability} | {NAMES[structure]} | {len(seeds)} | "
+                         + " | ".join(mean(das(seeds, s, "das_ratio_of_means")) for s in SETS) + " |")
     return lines
 
 
-def interval_table(earlier: dict) -> list[str]:
-    lines = ["| variant | " + " | ".join(s.replace("_", " ") for s in FIXED) + " |", "|---|" + "---|" * len(FIXED)]
-    for variant, cells in earlier["das_ratio_intervals"].items():
-        lines.append(f"| {' '.join(label(variant))} | " + " | ".join(
-            f"{cells[s][0]:.2f} [{cells[s][1]:.2f}, {cells[s][2]:.2f}]" for s in FIXED) + " |")
+def starved_sentence(found: dict) -> str:
+    """How many dialogues the DAS ratios leave out because their History gets no attention (ratio +inf)."""
+    shares = [values.get("history_starved", 0.0) for seeds in found.values() for run in seeds.values()
+              for values in run["results"].values()]
+    return (f"History-starved dialogues (History AS 0, ratio +inf, left out of the DAS ratio and counted by the "
+            f"scoring task): at most {100 * max(shares):.1f} % of a set's dialogues in any run.")
+
+
+def as_table(found: dict, sets, first_last: bool) -> list[str]:
+    """Tables 4-6: per set the DAS ratio, the distractors' and the History's average AS (%), and for the begin /
+    end sets the AS (%) of the first / last original History utterance; means over seeds."""
+    head, rule = ["Prob", "Structure", "seeds"], ["---", "---", "---:"]
+    for name in sets:
+        short = name.split("_")[-1] if not name.startswith("random") else name.replace("_", " ")
+        extra = {"begin": ["1st"], "end": ["Last"]}.get(short, []) if first_last else []
+        for column in ["DAS ratio", "DAS", "Avg.", *extra]:
+            head.append(f"{short}: {column}")
+            rule.append("---:")
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(rule) + "|"]
+    for variant in PAPER:
+        seeds = found.get(variant)
+        if not seeds:
+            continue
+        structure, probability = variant.split("@")
+        cells = [probability, NAMES[structure], str(len(seeds))]
+        for name in sets:
+            cells += [mean(das(seeds, name)), mean(das(seeds, name, "mean_as_distractor"), 100, 1),
+                      mean(das(seeds, name, "mean_as_history_distracted"), 100, 1)]
+            if first_last and name.endswith("_begin"):
+                cells.append(mean(das(seeds, name, "as_first_history"), 100, 1))
+            if first_last and name.endswith("_end"):
+                cells.append(mean(das(seeds, name, "as_last_history"), 100, 1))
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def rule(differences: list[float], direction: str) -> str:
-    """The rule's outcome over one seed's value per compared set: each set is one finding, one seed each."""
-    outcomes = [verdict([d], direction) for d in differences]
-    kinds = sorted({v.outcome for v in outcomes})
-    return f"{' / '.join(kinds)} ({len(outcomes)} sets, 1 seed each)" if len(outcomes) > 1 else \
-        f"{kinds[0]} (1 seed)"
+def rule_cell(first: dict, second: dict, paper: float | None) -> str:
+    """The rule on ``first - second`` (per seed, paired), for the paper's direction "+": outcome, mean, interval."""
+    shared = sorted(set(first) & set(second))
+    if not shared:
+        return "not run"
+    v = verdict(paired_differences(first, second), "+")
+    interval = f" [{v.low:+.3f}, {v.high:+.3f}]" if v.low is not None else ""
+    theirs = f"; paper {paper:+.2f}" if paper is not None else ""
+    return f"{v.outcome}: {v.mean:+.3f}{interval}, {v.seeds} seed{'s' * (v.seeds != 1)}{theirs}"
 
 
-def verdict_rows(earlier: dict, unigram: dict) -> list[str]:
-    das, original = earlier["das_ratio"], earlier["original"]
-    lines = ["| finding (paper) | compared | ours (first − second, per set) | paper | verdict by the rule |",
-             "|---|---|---|---|---|"]
+def paper_das(variant: str, name: str) -> float:
+    return PAPER[variant][2 + SETS.index(name)]
 
-    def row(text, first, second, sets, direction, key=None):
-        ours = [(original if key else das)[first][key or s] - (original if key else das)[second][key or s]
-                for s in sets]
-        paper_index = [1] if key else [2 + SETS.index(s) for s in sets]
-        theirs = [PAPER[first][i] - PAPER[second][i] for i in paper_index]
-        lines.append(f"| {text} | {' '.join(label(first))} − {' '.join(label(second))}"
-                     f"{'' if key else ': ' + ', '.join(s.replace('_', ' ') for s in sets)} | "
-                     + ", ".join(f"{d:+.2f}" for d in ours) + " | " + ", ".join(f"{d:+.2f}" for d in theirs)
-                     + f" | {rule(ours, direction)} |")
 
-    for structure in ("static_ui", "static", "non_hier", "dynamic"):
-        row(f"The attention loss at training probability 0.7 lowers the DAS ratio ({NAMES[structure]})",
-            f"{structure}@0.0", f"{structure}@0.7", FIXED, "+")
-    row("The gain comes from the loss, not from the inserted distractions (StaticUI at 0.7)",
-        "static_ui_no_loss@0.7", "static_ui@0.7", FIXED, "+")
-    for structure in ("static_ui", "static", "non_hier", "dynamic"):
+# The findings of §5 that compare two variants' DAS ratio: (finding, first, second); each claims first > second.
+COMPARISONS = [
+    *((f"The attention loss at training probability 0.7 lowers the DAS ratio ({NAMES[s]})", f"{s}@0.0", f"{s}@0.7")
+      for s in STRUCTURES),
+    *((f"The attention loss at training probability 0.5 lowers the DAS ratio ({NAMES[s]})", f"{s}@0.0", f"{s}@0.5")
+      for s in STRUCTURES),
+    *((f"Training probability 1.0 is worse than 0.7 ({NAMES[s]})", f"{s}@1.0", f"{s}@0.7") for s in STRUCTURES),
+    ("The gain comes from the loss, not from the inserted distractions (StaticUI at 0.7)", "static_ui_no_loss@0.7",
+     "static_ui@0.7"),
+    ("Distractions without the loss still beat the baseline (Non-atten-loss StaticUI 0.7 against StaticUI 0.0)",
+     "static_ui@0.0", "static_ui_no_loss@0.7"),
+]
+
+
+def comparison_table(found: dict) -> tuple[list[str], list[str]]:
+    lines = ["| finding (paper) | first − second | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
+             "|---|---|" + "---|" * len(SETS)]
+    outcomes = []
+    for text, first, second in COMPARISONS:
+        cells = []
+        for name in SETS:
+            cell = rule_cell(das(found.get(first, {}), name), das(found.get(second, {}), name),
+                             paper_das(first, name) - paper_das(second, name))
+            cells.append(cell)
+            outcomes.append(cell.split(":")[0])
+        lines.append(f"| {text} | {label(first)} − {label(second)} | " + " | ".join(cells) + " |")
+    return lines, outcomes
+
+
+def within_table(found: dict) -> tuple[list[str], list[str]]:
+    """Findings within one variant: begin below end (per structure at 0.0), and the loss lowering History's AS."""
+    lines = ["| finding (paper) | variant | compared | verdict by the rule (mean [95 % t interval], seeds; paper) |",
+             "|---|---|---|---|"]
+    outcomes = []
+    for structure in STRUCTURES:
+        variant = f"{structure}@0.0"
         for kind in ("frequent", "rare"):
-            variant = f"{structure}@0.0"
-            ours = das[variant][f"{kind}_end"] - das[variant][f"{kind}_begin"]
-            theirs = PAPER[variant][2 + SETS.index(f"{kind}_end")] - PAPER[variant][2 + SETS.index(f"{kind}_begin")]
-            lines.append(f"| Distractions at the beginning get less attention than at the end ({NAMES[structure]}, "
-                         f"{kind}) | {kind} end − {kind} begin, {' '.join(label(variant))} | {ours:+.2f} | "
-                         f"{theirs:+.2f} | {verdict([ours], '+').outcome} (1 seed) |")
-    row("The loss moves attention from History to the Query (StaticUI: History average AS falls)",
-        "static_ui@0.0", "static_ui@0.7", [None], "+", key="history_as_percent")
-    perplexities = [v["perplexity"] for v in original.values()]
-    lines.append(f"| Perplexity barely changes with the strategy | the nine variants' perplexity against the add-one "
-                 f"unigram's {unigram['perplexity']:.1f} | {min(perplexities):.1f} to {max(perplexities):.1f}, i.e. "
-                 f"{min(perplexities) - unigram['perplexity']:+.1f} to {max(perplexities) - unigram['perplexity']:+.1f}"
-                 f" from the unigram | {min(p[0] for p in PAPER.values()):.1f} to "
-                 f"{max(p[0] for p in PAPER.values()):.1f} | not decidable: a claim of equality (the rule tests "
-                 "directions), and models that barely beat a context-free unigram cannot show what the strategy "
-                 "does to perplexity (deciding it needs an equivalence margin the paper does not give) |")
+            seeds = found.get(variant, {})
+            cell = rule_cell(das(seeds, f"{kind}_end"), das(seeds, f"{kind}_begin"),
+                             paper_das(variant, f"{kind}_end") - paper_das(variant, f"{kind}_begin"))
+            outcomes.append(cell.split(":")[0])
+            lines.append(f"| Distractions at the beginning get less attention than at the end | {label(variant)} | "
+                         f"DAS ratio, {kind} end − {kind} begin | {cell} |")
+    history = {variant: per_seed(found.get(variant, {}), lambda run: 100 * run["original"]["ubuntu"]["mean_as_history"])
+               for variant in ("static_ui@0.0", "static_ui@0.7")}
+    cell = rule_cell(history["static_ui@0.0"], history["static_ui@0.7"],
+                     PAPER["static_ui@0.0"][1] - PAPER["static_ui@0.7"][1])
+    outcomes.append(cell.split(":")[0])
+    lines.append("| The loss moves attention from History to the Query (History average AS falls, %) | StaticUI 0.0 − "
+                 f"StaticUI 0.7 | original test set | {cell} |")
+    return lines, outcomes
+
+
+def perplexity_row(found: dict, unigram: dict) -> list[str]:
+    values = [run["original"]["ubuntu"]["perplexity"] for seeds in found.values() for run in seeds.values()]
+    return [f"\"Perplexity scores of the examined 23 models are similar\" (§5.1): ours range from {min(values):.1f} to "
+            f"{max(values):.1f} over {len(values)} runs (the paper's from {min(p[0] for p in PAPER.values()):.1f} to "
+            f"{max(p[0] for p in PAPER.values()):.1f}), against the unigram's {unigram['perplexity']:.1f}. The rule "
+            "tests directions, not equality, so this claim is **not decidable** by it (deciding it needs an "
+            "equivalence margin the paper does not give); the per-variant means are in Table 3."]
+
+
+def runs_table(found: dict) -> list[str]:
+    lines = ["| variant | seeds | trainer commit | CPU seconds per run (mean) | wall seconds per run (mean) |",
+             "|---|---|---|---:|---:|"]
+    cpu_total, wall_total, count = 0.0, 0.0, 0
+    for variant in PAPER:
+        seeds = found.get(variant)
+        if not seeds:
+            lines.append(f"| {label(variant)} | none | – | – | – |")
+            continue
+        commands = [run["command"] for run in seeds.values()]
+        commits = sorted({c["commit"][:7] for c in commands})
+        cpu, wall = [c["cpu_seconds"] for c in commands], [c["wall_seconds"] for c in commands]
+        cpu_total, wall_total, count = cpu_total + sum(cpu), wall_total + sum(wall), count + len(commands)
+        lines.append(f"| {label(variant)} | {', '.join(map(str, sorted(seeds)))} | {', '.join(commits)} | "
+                     f"{np.mean(cpu):.0f} | {np.mean(wall):.0f} |")
+    lines += ["", f"In all: {count} runs, {cpu_total / 60:.0f} CPU minutes (one torch thread each, at `nice -n 10`), "
+              f"{wall_total / 60:.0f} minutes of wall time summed over the runs (three ran at a time on a shared "
+              "2-core machine, so wall time is several times the CPU time). CPU seconds include predicting and "
+              "scoring the ten test sets."]
     return lines
 
 
-def generate() -> str:
-    earlier = json.loads(EARLIER.read_text(encoding="utf-8"))
+def summary(outcomes: list[str]) -> str:
+    counts = {kind: outcomes.count(kind) for kind in (REPRODUCED, NOT_REPRODUCED, NOT_DECIDABLE, "not run")}
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) + f" (of {len(outcomes)} cells)"
+
+
+def setting_sentence(found: dict) -> str:
+    training = next(iter(next(iter(found.values())).values()))["run"]["training"]
+    return (f"Every run: {training['max_train_instances']:,} training pairs (seeded subsample by id hash, the same "
+            f"for every run), {training['num_epochs']} epochs, Adam lr {training['learning_rate']}, batch "
+            f"{training['batch_size']}, dim {training['dim']} x {training['layers']} layer, vocabulary "
+            f"{training['vocab_size']:,}, utterances and responses cut to {training['max_utterance_tokens']} / "
+            f"{training['max_response_tokens']} tokens, output bias initialised to the log unigram "
+            f"(`--output-bias {training['output_bias']}`); test sets: {training['max_eval_instances']} rows each "
+            f"(the same seeded id subsample in every set); bootstrap intervals: {training['replicates']} replicates.")
+
+
+def generate(root: Path | None = None) -> str:
+    found = collect(root)
     unigram = json.loads(UNIGRAM.read_text(encoding="utf-8"))
-    settings = earlier["settings"]
+    seeds = sorted({len(s) for s in found.values()})
+    comparisons, outcomes = comparison_table(found)
+    within, more = within_table(found)
     lines = ["## Table 3 beside ours (generated)", "",
-             f"From `reproduction_xing/{EARLIER.name}`: {earlier['provenance']} DAS ratio (eq. 8, the mean over "
-             "dialogues of the per-dialogue ratio) on the nine sets; \"Perp.\" and \"Avg.\" (mean History AS, %) on "
-             f"the original test set ({settings['max_eval_instances']} rows). The last row is the context-free "
-             f"baseline from `reproduction_xing/{UNIGRAM.name}`: {unigram['description']}", "",
-             *table3(earlier, unigram), "",
-             "The ratio of the mean distractor AS to the mean History AS on the same rows (not the paper's "
-             "statistic; robust to near-zero-History dialogues):", "", *ratio_table(earlier), "",
-             f"95 % bootstrap intervals ({settings['replicates']} replicates over the test rows; one training seed, "
-             "so seed-to-seed variation is not in them) of the DAS ratio on the fixed-sentence sets:", "",
-             *interval_table(earlier), "",
+             f"From the run files under `reproduction_xing/runs/` ({sum(map(len, found.values()))} runs of "
+             f"{len(found)} of the 23 variants, {' or '.join(map(str, seeds))} seed{'s' * (seeds != [1])} each: "
+             "the table of what ran says which). "
+             f"{setting_sentence(found)} "
+             "Each cell of ours is the mean over the variant's seeds. DAS ratio: eq. 8, the mean over dialogues of "
+             "the per-dialogue ratio; \"Perp.\" and \"Avg.\" (mean History AS, %) on the original test set. The last "
+             f"row is the context-free baseline from `reproduction_xing/{UNIGRAM.name}`: {unigram['description']}",
+             "", *table3(found, unigram), "", margin_sentence(found, unigram), "", starved_sentence(found), "",
+             "The ratio of the mean distractor AS to the mean History AS on the same dialogues (not the paper's "
+             "statistic; eq. 8's mean of per-dialogue ratios is pulled up by the few dialogues whose History gets "
+             "little attention, this one is not):", "", *ratio_of_means_table(found), "",
+             "## Tables 4-6: average AS of the distractors and of the History (generated)", "",
+             "Per distracting set: the DAS ratio, \"DAS\" (the distracting utterances' average AS, %), \"Avg.\" (the "
+             "original History utterances' average AS, %, on the same dialogues) and, for the begin / end sets, the "
+             "AS (%) of the first / last original History utterance (\"1st\" / \"Last\"; the first or last History "
+             "utterance that is not a distraction); means over seeds, from each run's `results.json`. The paper's "
+             "Tables 4-6 hold the same DAS ratios as its Table 3 (above); their other columns are not transcribed.",
+             "", "Table 4 (random sets):", "", *as_table(found, RANDOM, False), "",
+             "Table 5 (frequent sets):", "", *as_table(found, FREQUENT, True), "",
+             "Table 6 (rare sets):", "", *as_table(found, RARE, True), "",
              "## Verdicts (generated)", "",
-             "By the rule of `dialshift.verdicts`, one rule for the four reports: the paper's direction with a 95 % "
-             "t interval of the per-seed paired differences excluding 0 is reproduced, the opposite direction with "
-             "such an interval not reproduced, anything else not decidable. Every variant here ran once (seed 0), "
-             "so no interval across seeds exists and every verdict is not decidable; the bootstrap intervals above "
-             "are over test rows and say nothing about another training seed. What would decide them: "
-             f"{SEEDS_RUN}.", "",
-             *verdict_rows(earlier, unigram)]
+             "By the rule of `dialshift.verdicts`, one rule for the four reports: per finding, the per-seed paired "
+             "difference (the same seed of both variants, on the same test rows), its mean and 95 % t interval across "
+             "seeds; the paper's direction with an interval excluding 0 is reproduced, the opposite direction with "
+             "such an interval not reproduced, anything else (or a single seed) not decidable. Every cell is one "
+             "test set; \"paper\" is the same difference in the paper's Table 3. The paper reads its Begin / End sets "
+             "as biased by the LSTM's recency (§5.3) and draws its conclusions from the random and Middle sets.", "",
+             f"Comparisons of two variants' DAS ratio ({summary(outcomes)}):", "", *comparisons, "",
+             f"Within one variant ({summary(more)}):", "", *within, "",
+             *perplexity_row(found, unigram), "",
+             "## What ran and what it cost (generated)", "", *runs_table(found)]
     return "\n".join(lines) + "\n"
 
 
-def compute_unigram(dataset: str) -> dict:
-    """The add-one unigram baseline on the rows the nine variants were trained and scored on (``earlier_run.json``'s
-    settings: the seeded training subsample builds the vocabulary and the counts, the seeded test subsample is
-    scored), with the trainer's own row sampling and vocabulary."""
+def compute_unigram(dataset: str, root: Path | None = None) -> dict:
+    """The add-one unigram baseline on the rows the runs were trained and scored on (their ``run.json`` settings: the
+    seeded training subsample builds the vocabulary and the counts, the seeded test subsample is scored), with the
+    trainer's own row sampling and vocabulary."""
+    from dialshift.errors import DialshiftError
     from dialshift.models.seq2seq import Vocabulary, unigram_perplexity
 
     sys.path.insert(0, str(HERE.parent.parent / "trainers"))
     from seq2seq import load_rows
 
-    s = json.loads(EARLIER.read_text(encoding="utf-8"))["settings"]
+    settings = {json.dumps({k: run["run"]["training"][k] for k in ("config", "max_train_instances", "vocab_size",
+                                                                    "max_response_tokens", "max_eval_instances")},
+                           sort_keys=True)
+                for seeds in collect(root).values() for run in seeds.values()}
+    if len(settings) != 1:
+        raise DialshiftError(f"{root or RUNS}: the runs need one shared data setting for one unigram baseline, found "
+                             f"{len(settings)}")
+    s = json.loads(settings.pop())
     train = load_rows(dataset, s["config"], "train", s["max_train_instances"], 0)
     test = load_rows(dataset, s["config"], "test", s["max_eval_instances"], 0)
     vocab = Vocabulary.build((text for row in train for text in (*row["context"], row["response"])), s["vocab_size"])
