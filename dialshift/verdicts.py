@@ -6,7 +6,8 @@ rule is:
 
 * **reproduced**: the mean difference has the paper's direction and its 95 % interval across seeds excludes 0;
 * **not reproduced**: the mean difference has the opposite direction and its interval excludes 0;
-* **not decidable**: otherwise (the interval contains 0, or fewer than two seeds give no interval).
+* **not decidable**: otherwise (the interval contains 0, or there is no interval: fewer than two seeds, or per-seed
+  differences that are all equal, whose spread, and with it the interval, cannot be estimated).
 
 The interval is Student's t interval of the mean of the per-seed differences (``scipy.stats.ttest_1samp``), which
 covers at its nominal level when the per-seed differences are roughly normal; with the few seeds of a CPU run that
@@ -25,8 +26,8 @@ DIRECTIONS = ("+", "-")
 
 @dataclass(frozen=True)
 class Verdict:
-    """A finding's verdict: the outcome, the mean per-seed difference, its 95 % t interval (None below two seeds)
-    and the number of seeds."""
+    """A finding's verdict: the outcome, the mean per-seed difference, its 95 % t interval (None below two seeds or
+    without spread) and the number of seeds."""
 
     outcome: str
     mean: float
@@ -37,13 +38,17 @@ class Verdict:
     def cell(self, scale: float = 1.0, digits: int = 1) -> str:
         """``outcome (mean [low, high], n seeds)``, the numbers multiplied by ``scale``."""
         if self.low is None:
-            return f"{self.outcome} ({self.mean * scale:.{digits}f}, {self.seeds} seed{'s' * (self.seeds != 1)})"
+            spread = ", no spread: no interval" if self.seeds > 1 else ""
+            return (f"{self.outcome} ({self.mean * scale:.{digits}f}, {self.seeds} seed{'s' * (self.seeds != 1)}"
+                    f"{spread})")
         return (f"{self.outcome} ({self.mean * scale:.{digits}f} [{self.low * scale:.{digits}f}, "
                 f"{self.high * scale:.{digits}f}], {self.seeds} seeds)")
 
 
 def interval(differences, confidence: float = 0.95) -> tuple[float, float | None, float | None]:
-    """``(mean, low, high)`` of the per-seed differences: Student's t interval of the mean (None, None below two)."""
+    """``(mean, low, high)`` of the per-seed differences: Student's t interval of the mean (None, None below two
+    seeds, and when the differences are all equal: a zero-width interval from a sample without spread would not cover
+    the seed-to-seed spread it is meant to)."""
     from scipy.stats import ttest_1samp
 
     values = np.asarray(differences, dtype=float)
@@ -51,8 +56,8 @@ def interval(differences, confidence: float = 0.95) -> tuple[float, float | None
         raise DialshiftError(f"verdict: expected one finite difference per seed, got {values.tolist()!r}")
     if len(values) < 2:
         return float(values.mean()), None, None
-    if np.all(values == values[0]):  # no spread: the interval is the point itself
-        return float(values[0]), float(values[0]), float(values[0])
+    if np.all(values == values[0]):
+        return float(values[0]), None, None
     ci = ttest_1samp(values, 0.0).confidence_interval(confidence)
     return float(values.mean()), float(ci.low), float(ci.high)
 

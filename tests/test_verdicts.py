@@ -32,7 +32,9 @@ def test_interval_is_students_t_of_the_mean():
     assert mean == pytest.approx(7 / 3) and (low, high) == pytest.approx((7 / 3 - half, 7 / 3 + half))
     # a mean well away from 0 is not enough: two seeds far apart give an interval over 0
     assert verdict([0.01, 0.2], "+").outcome == NOT_DECIDABLE
-    assert verdict([0.1, 0.1, 0.1], "+").cell(100) == "reproduced (10.0 [10.0, 10.0], 3 seeds)"
+    no_spread = verdict([0.1, 0.1, 0.1], "+")  # equal differences: the spread, and so the interval, is unknown
+    assert no_spread.outcome == NOT_DECIDABLE and no_spread.low is None
+    assert no_spread.cell(100) == "not decidable (10.0, 3 seeds, no spread: no interval)"
 
 
 def test_paired_differences_and_bad_input():
