@@ -30,12 +30,56 @@ def test_han_verdicts_follow_the_rule_on_the_per_seed_differences(han):
 
     from dialshift.verdicts import verdict
 
-    data = json.loads(han.BLOCKS["two seeds"].read_text())
+    labels = json.loads((han.RUNS / "labels.json").read_text())
+    data = han.from_predictions(labels, han.committed_runs((0, 1)))
     seeds = [s["adversarial"] for s in data["table"]["+deb"]["seeds"]], \
         [s["adversarial"] for s in data["table"]["baseline"]["seeds"]]
-    expected = verdict([a - b for a, b in zip(*seeds, strict=True)], "+").cell()
-    assert f"| +0.7 / +2.6 | {expected} |" in "\n".join(han.verdict_lines(data))
-    assert expected.startswith("not decidable")
+    differences = [a - b for a, b in zip(*seeds, strict=True)]
+    assert len(differences) == 2
+    expected = verdict(differences, "+").cell()
+    row = f"| {' / '.join(f'{d:+.1f}' for d in differences)} | {expected} |"
+    assert row in "\n".join(han.verdict_lines(data))
+
+
+def test_han_tables_are_computed_from_the_kept_predictions(han):
+    """Each committed seed's P@1 recomputed from its predictions file and the gold candidates equals its scored
+    results.json, so the tables rest on the kept predictions."""
+    import json
+
+    labels = json.loads((han.RUNS / "labels.json").read_text())
+    for folders in han.committed_runs().values():
+        for folder in folders:
+            correct = han.correctness(folder, "kor_adv", labels["kor_adv"])
+            scored = json.loads((folder / "kor_adv" / "results.json").read_text())["results"]["kor_adv"]
+            assert len(correct) == scored["instances"] == 2220
+            assert abs(sum(correct.values()) / len(correct) - scored["accuracy"]) < 1e-12
+
+
+def test_han_check_fails_when_a_kept_prediction_changes(han, tmp_path, monkeypatch):
+    import gzip
+    import json
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(han.RUNS, runs)
+    path = runs / "deb" / "seed_1" / "kor_adv" / "kor_adv.jsonl.gz"
+    rows = [json.loads(line) for line in gzip.decompress(path.read_bytes()).decode().splitlines()]
+    labels = json.loads((runs / "labels.json").read_text())["kor_adv"]
+    wrong = next(row for row in rows if int(max(range(len(row["scores"])), key=row["scores"].__getitem__))
+                 == labels[row["id"]])
+    wrong["scores"] = [-s for s in wrong["scores"]]  # the gold is no longer chosen
+    path.write_bytes(gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode(), mtime=0))
+    monkeypatch.setattr(han, "RUNS", runs)
+    assert han.main(["--check"]) == 1
+
+
+def test_han_collect_refuses_an_incomplete_folder_in_one_line(han, tmp_path, capsys):
+    (tmp_path / "P" / "kor_adv").mkdir(parents=True)
+    assert han.main(["--dataset", str(tmp_path), "--run", f"+deb={tmp_path / 'P'}", "--out",
+                     str(tmp_path / "runs")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "missing command.json" in error and str(tmp_path / "P") in error
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +269,7 @@ def test_xing_verdicts_are_the_rule_on_per_seed_paired_differences(xing, tmp_pat
     middle = cells[2 + xing.SETS.index("frequent_middle")]
     expected = verdict([sign * d for d in differences], "+")
     assert middle.startswith(f"{outcome}: {expected.mean:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}], 3 seeds")
-    assert cells[2 + xing.SETS.index("frequent_end")].startswith("not decidable: +0.000 [+0.000, +0.000]")
+    assert cells[2 + xing.SETS.index("frequent_end")].startswith("not decidable: +0.000, 3 seeds")  # no spread
     single = next(line for line in lines if "| Static 0.0 − Static 0.7 |" in line)
     assert "not decidable: +0.500, 1 seed;" in single
     assert outcomes.count(outcome) == 1

@@ -1,20 +1,20 @@
 #!/usr/bin/env python
 """Tables 3-4 of Han et al. (2021) beside ours and the verdicts by the rule, written into docs/reproduction_han.md.
 
-    python docs/reproduction_han/make_tables.py            # render the committed tables.json files into the report
+    python docs/reproduction_han/make_tables.py            # render the committed runs/ into the report
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
-    python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...] --out DIR
+    python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...]  # collect
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
 
-With no ``--run``, the committed ``tables.json`` (seed 0) and ``two_seeds/tables.json`` (seeds 0 and 1) are rendered
-between the ``make_tables`` markers of the report, with every verdict by :mod:`dialshift.verdicts` (per-seed paired
-differences between two variants, 95 % t interval across seeds; the paper's direction is the sign of its own
-difference). With ``--run``, ``tables.json`` is computed from the prediction folders of ``trainers/debias.py
---predictions`` and written to ``--out``: each ``--run NAME=DIR`` names a predictions folder (``DIR/kor_adv``,
-``DIR/kor_chitchat``, scored: ``results.json`` in each); a NAME given several times (one folder per seed) is shown as
-mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are per-case differences of
-correctness (averaged over a variant's seeds) on the same cases, with a 95 % percentile bootstrap interval (scipy,
-1,000 resamples, seed 0).
+With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
+markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
+paired differences between two variants, 95 % t interval across seeds; the paper's direction is the sign of its own
+difference). With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
+``trainers/debias.py --predictions`` (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json`` in each, and
+the runner's ``DIR/command.json``) are copied into ``runs/`` with the gold candidates from ``--dataset``. A variant
+with several seeds is shown as mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are
+per-case differences of correctness (averaged over a variant's seeds) on the same cases, with a 95 % percentile
+bootstrap interval (scipy, 1,000 resamples, seed 0).
 
 The real-environment proxy (``real_env/``): ``dialshift retrieve`` wrote ``real_env/candidates.jsonl.gz`` (a
 bi-encoder's top 10 over the ``kor_chitchat`` utterance pool plus the gold, per test context) with its ``run.json``
@@ -55,7 +55,12 @@ PAPER_TABLE4 = {"baseline": [12.9, 36.1, 41.8, 55.0, 41.1, 46.1, 50.7],
                 "+UMS+deb": [40.0, 38.5, 46.9, 63.9, 43.3, 45.9, 52.8]}
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_han.md"
-BLOCKS = {"seed 0": HERE / "tables.json", "two seeds": HERE / "two_seeds" / "tables.json"}
+RUNS = HERE / "runs"
+#: the report's blocks: which committed seeds each one renders
+BLOCKS = {"seed 0": (0,), "two seeds": (0, 1)}
+CONFIGS = ("kor_adv", "kor_chitchat")
+#: folder name of each Table 3 variant under ``runs/``
+SLUGS = {"baseline": "baseline", "+deb": "deb", "+UMS": "ums", "+UMS+deb": "ums_deb"}
 REAL_ENV = HERE / "real_env"
 #: Table 3's real-environment column (Precision@1, %, mean ± sd over 10 seeds; human-labelled candidates).
 PAPER_REAL_ENV = {"baseline": "36.2 ± 0.9", "+deb": "36.5 ± 0.6", "+UMS": "38.8 ± 0.6", "+UMS+deb": "40.4 ± 0.7"}
@@ -66,7 +71,7 @@ COMPARISONS = [("+deb", "baseline"), ("+UMS", "baseline"), ("+UMS+deb", "baselin
 def correctness(folder: Path, config: str, labels: dict) -> dict:
     """``{id: 1.0 if the gold candidate has the highest score else 0.0}`` of one predictions file."""
     result = {}
-    for line in (folder / config / f"{config}.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in read_text(folder / config / f"{config}.jsonl").splitlines():
         row = json.loads(line)
         result[row["id"]] = float(int(np.argmax(row["scores"])) == labels[row["id"]])
     return result
@@ -80,12 +85,72 @@ def paired(a: dict, b: dict, ids=None) -> dict:
     return {"difference": 100 * diff.mean(), "low": 100 * ci.low, "high": 100 * ci.high, "cases": len(ids)}
 
 
-def from_predictions(dataset, runs: dict) -> dict:
-    """``{"runs", "table", "differences"}`` from the scored prediction folders ``{name: [folder per seed]}``."""
+def read_text(path: Path) -> str:
+    """A predictions file, or its gzip-compressed copy (``PATH.gz``) as committed under ``runs/``."""
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    return gzip.decompress(path.with_name(path.name + ".gz").read_bytes()).decode("utf-8")
+
+
+def dataset_labels(dataset) -> dict:
+    """``{config: {id: index of the gold candidate}}`` of the ``kor_adv`` and ``kor_chitchat`` test splits."""
     from dialshift.ranking.data import load_split
 
-    labels = {config: dict(zip(split["id"], split["label"], strict=True)) for config in ("kor_adv", "kor_chitchat")
-              for split in [load_split(dataset, config, "test", None, 0)]}
+    return {config: {i: int(label) for i, label in zip(split["id"], split["label"], strict=True)}
+            for config in CONFIGS for split in [load_split(dataset, config, "test", None, 0)]}
+
+
+def collect(dataset, runs: dict, out: Path) -> dict:
+    """Copy the prediction folders ``{name: [folder per seed]}`` of ``trainers/debias.py --predictions`` into
+    ``out/<variant>/seed_<s>/``: per config the predictions (gzip, no timestamp: the same bytes for the same run),
+    ``results.json`` and ``run.json``, and the folder's ``command.json`` (commit, command, threads, CPU seconds); the
+    gold candidate of every test case goes to ``out/labels.json``. Returns ``{name: [copied folder per seed]}``."""
+    from dialshift.errors import DialshiftError
+    from dialshift.io import write_json_atomic
+
+    for name, folders in runs.items():  # every folder checked before anything is copied
+        for folder in map(Path, folders):
+            if name not in SLUGS:
+                raise DialshiftError(f"--run {name}={folder}: NAME must be one of {list(SLUGS)}")
+            missing = [f for f in ("command.json", *(f"{c}/{n}" for c in CONFIGS
+                                                     for n in (f"{c}.jsonl", "results.json", "run.json")))
+                       if not (folder / f).is_file()]
+            if missing:
+                raise DialshiftError(f"{folder}: missing {', '.join(missing)} (a folder of trainers/debias.py "
+                                     "--predictions with the runner's command.json)")
+    copied = {}
+    for name, folders in runs.items():
+        for folder in map(Path, folders):
+            seed = json.loads((folder / CONFIGS[0] / "run.json").read_text())["run"]["seeds"][0]
+            target = out / SLUGS[name] / f"seed_{seed}"
+            for config in CONFIGS:
+                (target / config).mkdir(parents=True, exist_ok=True)
+                data = (folder / config / f"{config}.jsonl").read_bytes()
+                (target / config / f"{config}.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
+                for file_name in ("results.json", "run.json"):
+                    (target / config / file_name).write_bytes((folder / config / file_name).read_bytes())
+            (target / "command.json").write_bytes((folder / "command.json").read_bytes())
+            copied.setdefault(name, []).append(target)
+    write_json_atomic(out / "labels.json", dataset_labels(dataset))
+    return copied
+
+
+def committed_runs(seeds=None, out: Path | None = None) -> dict:
+    """``{name: [folder per seed]}`` of the runs committed under ``runs/`` (variants in Table 3's order; only
+    ``seeds`` when given)."""
+    out = RUNS if out is None else out
+    runs = {}
+    for name, slug in SLUGS.items():
+        folders = sorted((out / slug).glob("seed_*"), key=lambda f: int(f.name.split("_")[1]))
+        folders = [f for f in folders if seeds is None or int(f.name.split("_")[1]) in seeds]
+        if folders:
+            runs[name] = folders
+    return runs
+
+
+def from_predictions(labels: dict, runs: dict) -> dict:
+    """``{"runs", "table", "differences"}`` from the scored prediction folders ``{name: [folder per seed]}`` and the
+    gold candidates ``{config: {id: index}}``."""
     table, correct = {}, {}
     for name, folders in runs.items():
         seeds = []
@@ -115,11 +180,14 @@ def from_predictions(dataset, runs: dict) -> dict:
         for t in TYPES:
             entry[t] = paired(adv_a, adv_b, [i for i in adv_a if i.startswith(f"koradvmrs-{t}-")])
         differences[f"{a} - {b}"] = entry
-    return {"runs": runs, "table": table, "differences": differences}
+    root = HERE.parent.parent
+    shown = {name: [str(Path(f).resolve().relative_to(root)) if Path(f).resolve().is_relative_to(root) else str(f)
+                    for f in folders] for name, folders in runs.items()}
+    return {"runs": shown, "table": table, "differences": differences}
 
 
 def render(data: dict) -> list[str]:
-    """Table 3, Table 4 and the paired differences of one ``tables.json`` as markdown lines."""
+    """Table 3, Table 4 and the paired differences of :func:`from_predictions`'s result as markdown lines."""
     table, runs = data["table"], data["runs"]
 
     def cell(name, key, digits):
@@ -246,7 +314,8 @@ def rerank(dataset, models: list[tuple[str, str]], folder: Path = REAL_ENV, batc
 
 
 def real_env_runs(folder: Path = REAL_ENV) -> dict[str, list[dict]]:
-    """``{variant: [{"seed", "scores": {id: [...]}, "run", "command"}]}`` of the committed re-rankings, seeds in order."""
+    """``{variant: [{"seed", "scores": {id: [...]}, "run", "command"}]}`` of the committed re-rankings, seeds in
+    order."""
     runs: dict[str, list[dict]] = {}
     for run in sorted((folder / "rerank").glob("*/run.json")):
         description = json.loads(run.read_text(encoding="utf-8"))
@@ -271,6 +340,7 @@ def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
     runs = real_env_runs(folder)
     ranks = np.array([row["gold_pool_rank"] for row in rows.values()])
     k, n = summary["k"], len(rows)
+    repeated = [x for r in rows.values() for j, x in enumerate(r["repeats_context"]) if j != r["label"]]
     lines = ["| retrieval | value |", "|---|---:|",
              f"| pool: distinct utterances of `{summary['config']}` ({', '.join(summary['pool_splits'])}) | "
              f"{summary['pool_size']:,} |",
@@ -280,9 +350,7 @@ def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
              f"{summary['candidates_per_instance']} |",
              f"| the bi-encoder ranks the gold in its top {k} over the pool | {100 * np.mean(ranks <= k):.1f} % |",
              f"| median rank of the gold over the pool | {np.median(ranks):,.0f} |",
-             f"| retrieved candidates that repeat a context turn | "
-             f"{100 * np.mean([x for r in rows.values() for j, x in enumerate(r['repeats_context']) if j != r['label']]):.1f}"
-             " % |",
+             f"| retrieved candidates that repeat a context turn | {100 * np.mean(repeated):.1f} % |",
              f"| contexts with at least one such candidate | "
              f"{100 * np.mean([any(r['repeats_context']) for r in rows.values()]):.1f} % |", ""]
 
@@ -296,7 +364,8 @@ def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
     lines += [f"| method | real env. P@1 (paper, human labels, 10 candidates) | P@1 against the gold (ours, n={n}, "
               f"{k + 1} candidates, chance {100 / (k + 1):.1f}) | chosen response repeats a context turn (ours) | "
               "validation P@1 at selection (ours, n=50) | seeds |", "|---|---:|---:|---:|---:|---|"]
-    lines.append(f"| bi-encoder alone (cosine; reference) | - | {100 * np.mean(list(correct(bi_encoder).values())):.1f} "
+    alone = 100 * np.mean(list(correct(bi_encoder).values()))
+    lines.append(f"| bi-encoder alone (cosine; reference) | - | {alone:.1f} "
                  f"| {100 * np.mean(list(repeats(bi_encoder).values())):.1f} % | - | - |")
     per_seed, per_case = {}, {}
     for name, seeds in runs.items():
@@ -338,7 +407,8 @@ def splice(report: str, name: str, lines: list[str]) -> str:
 
 def rendered_report() -> str:
     report = REPORT.read_text(encoding="utf-8")
-    blocks = {name: json.loads(path.read_text(encoding="utf-8")) for name, path in BLOCKS.items()}
+    labels = json.loads((RUNS / "labels.json").read_text(encoding="utf-8"))
+    blocks = {name: from_predictions(labels, committed_runs(seeds)) for name, seeds in BLOCKS.items()}
     for name, data in blocks.items():
         report = splice(report, name, render(data))
     report = splice(report, "verdicts", verdict_lines(blocks["two seeds"]))
@@ -350,8 +420,9 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="compare the report with what this renders; exit 1 on a "
                                                              "difference")
     parser.add_argument("--dataset", help="with --run: the built korean folder")
-    parser.add_argument("--run", action="append", metavar="NAME=DIR", help="compute tables.json from these folders")
-    parser.add_argument("--out", default=str(HERE), help="with --run: where tables.json goes")
+    parser.add_argument("--run", action="append", metavar="NAME=DIR",
+                        help="copy these prediction folders (one per seed) into runs/ and print their tables")
+    parser.add_argument("--out", default=None, help="with --run: where the copies go (default: runs/)")
     parser.add_argument("--rerank", action="append", metavar="NAME=MODEL_DIR",
                         help="score real_env/candidates.jsonl.gz with this trainers/debias.py model (NAME: its "
                              "variant, e.g. +deb) into real_env/rerank/")
@@ -379,11 +450,15 @@ def main(argv=None) -> int:
                 parser.error(f"--run {item!r}: expected NAME=DIR")
             name, folder = item.split("=", 1)
             runs.setdefault(name, []).append(folder)
-        data = from_predictions(args.dataset, runs)
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "tables.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        print("\n".join(render(data)))
+        from dialshift.errors import DialshiftError
+
+        try:
+            out = Path(args.out) if args.out else RUNS
+            copied = collect(args.dataset, runs, out)
+        except DialshiftError as error:
+            print(f"make_tables.py: error: {error}", file=sys.stderr)
+            return 2
+        print("\n".join(render(from_predictions(json.loads((out / "labels.json").read_text()), copied))))
         return 0
     return reports.write_or_check(REPORT, rendered_report(), args.check)
 
