@@ -31,10 +31,15 @@ def custom_config(name: str, *, task: str, description: str, shift=None, baselin
     """A typed config of family ``custom``; with ``shift`` it is a shifted config on the curve of that shift (x:
     ``intensity``, default the first of :data:`INTENSITY_PARAMETERS` the shift has, else 1), and its parameters
     are the shift's (plus ``shift``: its name, and ``skipped``: a :class:`~dialshift.shifts.ShiftReport`'s counts)."""
+    from dialshift.hub.layout import check_config_name
     from dialshift.registry import task_names
 
+    check_config_name(name)
     if task not in task_names():
         raise DialshiftError(f"config {name!r}: no scoring task {task!r}; the tasks are {', '.join(task_names())}")
+    if baseline == name:
+        raise DialshiftError(f"config {name!r} names itself as its baseline: the shifted config and the unshifted one "
+                             "(--name and --source-name) need different names")
     if shift is None:
         return BenchmarkConfig(name, FAMILY, task, description, splits=tuple(splits),
                                baselines=_baselines(name, baseline))
@@ -72,50 +77,96 @@ def card_section(configs: Sequence[BenchmarkConfig]) -> str:
     return "\n".join(lines)
 
 
+def custom_folder_configs(out_dir, names=()) -> dict:
+    """``{config: BenchmarkConfig}`` of the custom configs already in ``out_dir`` that writing ``names`` keeps;
+    empty for a new or empty folder. Refused with one line: a folder dialshift did not write (as ``dialshift
+    build`` refuses it), and one holding configs ``dialshift build`` wrote (their card sections would be lost)."""
+    from dialshift.hub.layout import README
+    from dialshift.hub.ownership import check_output_folder
+    from dialshift.hub.reading import declared_configs, folder_configs
+
+    out = check_output_folder(out_dir, rebuilding=list(names))
+    if not (out / README).is_file():
+        return {}
+    typed = folder_configs(out)
+    kept = [name for name in declared_configs(out) if name not in names]
+    other = sorted(name for name in kept if name not in typed or typed[name].family != FAMILY)
+    if other:
+        families = sorted({typed[name].family for name in other if name in typed} or {"unknown"})
+        raise DialshiftError(f"{out} holds configs of family {', '.join(families)} ({', '.join(other[:3])}"
+                             f"{' ...' if len(other) > 3 else ''}), written by `dialshift build`; custom configs "
+                             "are added only to a folder of custom configs: choose another --out")
+    return {name: typed[name] for name in kept}
+
+
+def _config_splits(name: str, data, config: BenchmarkConfig) -> dict:
+    """``{split: Dataset}`` of one config's data, each split's instances checked for the config's task."""
+    from datasets import Dataset, DatasetDict
+
+    from dialshift.instances import check_instances
+
+    if isinstance(data, Dataset):
+        splits = {"test": data}
+    elif isinstance(data, (DatasetDict, Mapping)) and all(isinstance(item, Dataset) for item in data.values()):
+        splits = dict(data)
+    else:
+        raise DialshiftError(f"config {name!r}: {type(data).__name__} given; give a datasets.Dataset (the test "
+                             "split) or a DatasetDict")
+    if set(splits) != set(config.splits):
+        raise DialshiftError(f"config {name!r}: splits {sorted(splits)} but the config declares "
+                             f"{sorted(config.splits)}")
+    for split, dataset in splits.items():
+        where = f"config {name!r} split {split!r}"
+        if "id" not in dataset.column_names:
+            raise DialshiftError(f"{where}: no 'id' column (scoring joins by id)")
+        ids = dataset["id"]
+        if len(set(ids)) != len(ids):
+            raise DialshiftError(f"{where}: ids repeat (e.g. seeds_per_instance with include_original); a config "
+                                 "holds each id once")
+        check_instances(dataset, config.task, where=where, require_context=False,
+                        fix="fix or leave out that row (dialshift.instances.check_instances(..., skip=True))")
+    return splits
+
+
 def write_custom_folder(out_dir, datasets: Mapping, configs: Sequence[BenchmarkConfig], *,
                         pretty_name: str = "dialshift-custom", progress: bool = False) -> Path:
     """Write ``{config: Dataset | DatasetDict}`` (a plain ``Dataset`` is the ``test`` split) with their typed
-    ``configs`` into the dataset folder ``out_dir`` (new, empty, or written by dialshift before: its other configs
-    are kept); return its path."""
-    from datasets import Dataset
-
+    ``configs`` into the dataset folder ``out_dir``: new, empty, or holding custom configs dialshift wrote, whose
+    other configs are kept (one of the same name is replaced); see :func:`custom_folder_configs` for the folders
+    refused. Every instance is checked for its config's task first (:mod:`dialshift.instances`). Returns the path."""
     from dialshift.hub.card import FamilyCard
-    from dialshift.hub.ownership import owned_files
-    from dialshift.hub.reading import folder_configs
+    from dialshift.hub.layout import output_path
+    from dialshift.hub.locking import folder_lock
     from dialshift.hub.writing import write_hub_folder
 
-    kept = {}
-    if Path(out_dir).is_dir() and owned_files(out_dir) is not None and (Path(out_dir) / "README.md").is_file():
-        kept = {name: config for name, config in folder_configs(out_dir).items() if name not in datasets}
-    by_name = {**kept, **{config.name: config for config in configs}}
-    missing = sorted((set(datasets) ^ set(by_name)) - set(kept))
-    missing = sorted(set(datasets) ^ set(by_name))
-    if missing:
-        raise DialshiftError(f"config {missing[0]!r} has a dataset but no config, or a config but no dataset: give "
+    given = {}
+    for config in configs:
+        if not isinstance(config, BenchmarkConfig):
+            raise DialshiftError(f"configs: {config!r} is not a BenchmarkConfig (make one with custom_config)")
+        if config.name in given:
+            raise DialshiftError(f"config {config.name!r} is given twice")
+        given[config.name] = config
+    unmatched = sorted(set(datasets) ^ set(given))
+    if unmatched:
+        raise DialshiftError(f"config {unmatched[0]!r} has a dataset but no config, or a config but no dataset: give "
                              "both for every config")
-    splits = {}
-    for name, data in datasets.items():
-        splits[name] = {"test": data} if isinstance(data, Dataset) else dict(data)
-        for split, dataset in splits[name].items():
-            ids = dataset["id"] if "id" in dataset.column_names else None
-            if ids is None:
-                raise DialshiftError(f"config {name!r} split {split!r}: no 'id' column (scoring joins by id)")
-            if len(set(ids)) != len(ids):
-                raise DialshiftError(f"config {name!r} split {split!r}: ids repeat (e.g. seeds_per_instance with "
-                                     "include_original); a config holds each id once")
-        declared = set(by_name[name].splits)
-        if set(splits[name]) != declared:
-            raise DialshiftError(f"config {name!r}: splits {sorted(splits[name])} but the config declares "
-                                 f"{sorted(declared)}")
-    for config in by_name.values():
-        for baseline in config.baselines:
-            if baseline.config not in by_name:
-                raise DialshiftError(f"config {config.name!r}: baseline {baseline.config!r} is not written with it; "
-                                     "write the unshifted data as a config too")
-    card = FamilyCard(FAMILY, card_section([by_name[name] for name in sorted(by_name)]))
-    metadata = {config.name: {"config": config.to_dict(), "facts": {}} for config in configs}
-    return write_hub_folder(out_dir, splits, [card], keep=sorted(kept), metadata=metadata, pretty_name=pretty_name,
-                            progress=progress)
+    if not given:
+        raise DialshiftError("nothing to write: give at least one config and its dataset")
+    splits = {name: _config_splits(name, datasets[name], given[name]) for name in sorted(given)}
+    out = output_path(out_dir)
+    custom_folder_configs(out, given)  # refuse before waiting for the lock
+    with folder_lock(out):
+        kept = custom_folder_configs(out, given)
+        by_name = {**kept, **given}
+        for config in by_name.values():
+            for baseline in config.baselines:
+                if baseline.config not in by_name:
+                    raise DialshiftError(f"config {config.name!r}: baseline {baseline.config!r} is not written with "
+                                         "it; write the unshifted data as a config too")
+        card = FamilyCard(FAMILY, card_section([by_name[name] for name in sorted(by_name)]))
+        metadata = {name: {"config": config.to_dict(), "facts": {}} for name, config in given.items()}
+        return write_hub_folder(out, splits, [card], keep=sorted(kept), metadata=metadata, pretty_name=pretty_name,
+                                progress=progress)
 
 
 def training_texts(dataset, context_column: str = "context", turn_separator: str | None = None):

@@ -146,7 +146,7 @@ def test_shift_command_writes_named_configs_that_score(tmp_path, capsys):
     assert "--param NAME=VALUE" in capsys.readouterr().err
     assert cli(["shift", str(tmp_path / "test.jsonl"), "--shift", "ic", "--param", "deleted=1", "--param",
                 "window=xx", "--name", "x", "--source-name", "y", "--out", str(tmp_path / "other")]) == 2
-    assert "read as text, not a number: window='xx'" in capsys.readouterr().err
+    assert "parameter window='xx': expected a whole number" in capsys.readouterr().err
 
 
 def test_score_a_subset_scores_only_and_rounded_probabilities(tmp_path, capsys):

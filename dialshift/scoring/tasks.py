@@ -74,6 +74,19 @@ class ScoringTask:
     metric_info: dict = {}
     hub_task_type: str = "text-classification"
 
+    def check_instance(self, row: dict) -> tuple[str, str] | None:
+        """``(field, problem)`` when the gold row ``row`` cannot be scored by this task, else None (checked before a
+        config is written: ``dialshift shift``, :func:`dialshift.custom.write_custom_folder`). The base class wants
+        every gold column present and not null; subclasses add their own checks."""
+        from dialshift.scoring.gold import LENGTH
+
+        for column in self.gold_columns:
+            if LENGTH.fullmatch(column):  # the length of a list column, checked by the task
+                continue
+            if row.get(column) is None:
+                return column, "missing or null (a gold column of the task)"
+        return None
+
     def info(self, metric: str, options: dict | None = None) -> MetricInfo:
         """The metadata of ``metric``, its label formatted with the options; an undeclared metric gets its name as
         label and no direction (it is shown, never ranked)."""
@@ -302,6 +315,33 @@ CANDIDATE_COUNT = "len(candidates)"
 PAIR = 2
 
 
+def _label_problem(row: dict, count: int | None) -> tuple[str, str] | None:
+    """A gold ``label`` that is not a whole number in ``0 .. count - 1`` (``count`` None: any index >= 0)."""
+    label = row.get("label")
+    if isinstance(label, bool) or not isinstance(label, int):
+        return "label", f"{label!r} is not a whole number (the index of the gold answer)"
+    if label < 0 or (count is not None and label >= count):
+        within = f"0 .. {count - 1}" if count is not None else "0 or more"
+        return "label", f"{label} is not an index of the {count} candidates ({within})" if count is not None \
+            else f"{label} is not {within}"
+    return None
+
+
+def _candidates_problem(row: dict, exactly: int | None = None) -> tuple[str, str] | None:
+    """``candidates`` (when the row has them) not a list of at least two non-empty strings (``exactly`` of them)."""
+    if "candidates" not in row:
+        return None
+    candidates = row["candidates"]
+    if not isinstance(candidates, list) or len(candidates) < 2:
+        return "candidates", f"{candidates!r} is not a list of at least two responses"
+    if exactly is not None and len(candidates) != exactly:
+        return "candidates", f"{len(candidates)} responses; the task takes {exactly}"
+    for number, text in enumerate(candidates):
+        if not isinstance(text, str) or not text.strip():
+            return "candidates", f"response {number} is {text!r}, not a non-empty string"
+    return None
+
+
 def _check_perplexity_inputs(table) -> None:
     """``log_likelihood`` and ``tokens``: on every line or on none; log-likelihoods finite and <= 0, tokens >= 1."""
     present = [name for name in ("log_likelihood", "tokens") if name in table.column_names
@@ -425,6 +465,13 @@ class ResponseRanking(ScoringTask):
     #: ``ece_bins`` 15: the defaults of ``uncertainty-calibration``'s ``get_ece`` (15 equal-width, right-closed,
     #: top-label bins), which the report script of Lee et al. called; ``ks``: the recall cut-offs (those <= K).
     defaults = {"ece_bins": 15, "ks": (1, 2, 5), "sum_tolerance": 1e-4}
+
+    def check_instance(self, row):
+        candidates = _candidates_problem(row)
+        if candidates:
+            return candidates
+        count = len(row["candidates"]) if "candidates" in row else None
+        return super().check_instance(row) or _label_problem(row, count)
     description = (
         "Predictions: one line per instance with `id`, `probabilities` (K values summing to 1 within "
         "{sum_tolerance:g}; above 1e-4 they are renormalised) and optionally `scores` (K logits; ranking uses them "
@@ -504,6 +551,12 @@ class PairwiseSelection(ScoringTask):
     gold_columns = ("label", "type", CANDIDATE_COUNT)
     #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
     defaults = {"ece_bins": 15}
+
+    def check_instance(self, row):
+        problem = super().check_instance(row) or _candidates_problem(row, PAIR) or _label_problem(row, PAIR)
+        if problem is None and (not isinstance(row["type"], str) or not row["type"].strip()):
+            problem = "type", f"{row['type']!r} is not a non-empty string (the adversarial type)"
+        return problem
     description = (
         "Predictions: one line per instance with `id` and either `scores` (one score per response; the highest is "
         "the choice, a tie counts as wrong) or `prediction` (the index of the chosen response), and optionally "
@@ -592,6 +645,9 @@ class OpenWorldIntent(ScoringTask):
     #: of label ids (known intents plus out-of-scope; predictions outside 0 .. num_labels - 1 are refused);
     #: ``tpr_level`` of FPR@TPR.
     defaults = {"oos_label": None, "num_labels": None, "tpr_level": 0.95}
+
+    def check_instance(self, row):
+        return super().check_instance(row) or _label_problem(row, None)
     description = (
         "Predictions: one line per instance with `id`, `prediction` (the predicted label id; the out-of-scope id "
         "for a rejection) and `score` (an in-domain score, higher = more in-domain). F1_All/F1_In/F1_Out = macro F1 "
@@ -672,6 +728,18 @@ class AttentionDistribution(ScoringTask):
     #: (``n_undefined``) instead of failing the config. A dialogue whose History gets zero attention is never left
     #: out silently: it is counted in ``history_starved`` (a headline) whatever ``skip_undefined`` says.
     defaults = {"includes_query": False, "skip_undefined": True}
+
+    def check_instance(self, row):
+        problem = super().check_instance(row)
+        if problem:
+            return problem
+        mask = row["distractor_mask"]
+        if not isinstance(mask, list) or any(flag not in (0, 1) or isinstance(flag, bool) for flag in mask):
+            return "distractor_mask", f"{mask!r} is not a list of 0/1 flags (1 = a distracting utterance)"
+        context = row.get("context")
+        if isinstance(context, list) and len(mask) != len(context):
+            return "distractor_mask", f"{len(mask)} flags for a context of {len(context)} turns; one flag per turn"
+        return None
     description = (
         "Predictions: one line per dialogue with `id` and `attention_scores` (the attention score AS of each "
         "context utterance, eq. 7 of Xing and Gulla 2022), optionally `log_likelihood` and `tokens` of the gold "

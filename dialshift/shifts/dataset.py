@@ -151,13 +151,41 @@ def _output_features(dataset, pipeline: ShiftPipeline):
     return Features({**features, **change_features(), "shift": shift_feature(), "skip_reason": Value("string")})
 
 
+def _whole(value) -> bool:
+    import numbers
+
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_arguments(dataset, shift, seed, seeds_per_instance, num_proc, batch_size) -> None:
+    """One line for an argument of the wrong kind, before any work."""
+    from datasets import Dataset
+
+    from dialshift.arguments import MAX_SEED
+
+    if not isinstance(dataset, Dataset):
+        raise DialshiftError(f"shift_dataset takes a datasets.Dataset, got {type(dataset).__name__} (e.g. "
+                             "Dataset.from_list(rows), or dataset_dict['test'])")
+    if not isinstance(shift, Shift):
+        raise DialshiftError(f"shift_dataset takes a dialshift Shift, got {type(shift).__name__} (e.g. "
+                             "InsufficientContext(deleted=1))")
+    if not _whole(seed) or not 0 <= seed <= MAX_SEED:
+        raise DialshiftError(f"seed must be a whole number in 0..{MAX_SEED}, got {seed!r}")
+    if not _whole(seeds_per_instance) or seeds_per_instance < 1:
+        raise DialshiftError(f"seeds_per_instance must be at least 1, got {seeds_per_instance!r}")
+    if num_proc is not None and (not _whole(num_proc) or num_proc < 1):
+        raise DialshiftError(f"num_proc must be None or at least 1, got {num_proc!r}")
+    if not _whole(batch_size) or batch_size < 1:
+        raise DialshiftError(f"batch_size must be at least 1, got {batch_size!r}")
+
+
 def _check_columns(dataset, id_column: str, context_column: str, turn_separator: str | None) -> None:
     from datasets import Value
 
     for column, argument in ((id_column, "id_column"), (context_column, "context_column")):
         if column not in dataset.column_names:
-            raise DialshiftError(f"the dataset has no {column!r} column (it has {', '.join(dataset.column_names)}); "
-                                 f"pass {argument}=")
+            held = ", ".join(dataset.column_names) or "no columns"
+            raise DialshiftError(f"the dataset has no {column!r} column (it has {held}); pass {argument}=")
     if dataset.features[context_column] == Value("string") and turn_separator is None and len(dataset):
         raise DialshiftError(f"instance {dataset[0][id_column]!r}: the {context_column!r} column holds one string per "
                              "context, not a list of turns; pass turn_separator= (e.g. ' __eou__ ' or '\\n') to "
@@ -175,11 +203,19 @@ def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id"
     out, one log line (logger ``dialshift.shifts.dataset``) counts them by reason; ``return_report=True`` returns
     ``(dataset, ShiftReport)``.
     """
-    if seeds_per_instance < 1:
-        raise DialshiftError(f"seeds_per_instance must be at least 1, got {seeds_per_instance}")
+    _check_arguments(dataset, shift, seed, seeds_per_instance, num_proc, batch_size)
     _check_columns(dataset, id_column, context_column, turn_separator)
     pipeline = ShiftPipeline(shift, seed, id_column, context_column, turn_separator, include_original,
                              seeds_per_instance)
+    if len(dataset) == 0:  # datasets' map adds no column to an empty dataset: the empty result, typed
+        from datasets import Dataset
+
+        features = _output_features(dataset, pipeline)
+        if not keep_unchanged:
+            del features["skip_reason"]
+        empty = Dataset.from_dict({name: [] for name in features}, features=features)
+        report = ShiftReport(repr(shift), 0, 0, {}, 0, keep_unchanged)
+        return (empty, report) if return_report else empty
     fingerprint = digest("shift_dataset", dataset._fingerprint, shift.fingerprint(), seed, id_column, context_column,
                          turn_separator, include_original, seeds_per_instance)
     function = pipeline
