@@ -68,6 +68,7 @@ def load_rows(path: str, turn_separator: str | None = None):
     from datasets import Dataset, load_dataset
 
     from dialshift.errors import DialshiftError
+    from dialshift.hub.writing import quiet_datasets
     from dialshift.shifts.dataset import split_turns
 
     file = Path(path)
@@ -75,15 +76,17 @@ def load_rows(path: str, turn_separator: str | None = None):
     if not file.is_file() or file.suffix not in kinds:
         raise DialshiftError(f"{file}: no such .jsonl or .parquet file")
     try:
-        data = load_dataset(kinds[file.suffix], data_files=str(file), split="train")
+        with quiet_datasets():
+            data = load_dataset(kinds[file.suffix], data_files=str(file), split="train")
     except Exception as error:  # datasets' parse errors vary by format and version
         reason = " ".join(str(error).split())[:160]
         raise DialshiftError(f"{file}: not readable as {kinds[file.suffix]} ({reason})") from None
     if not isinstance(data, Dataset) or "context" not in data.column_names or "id" not in data.column_names:
         raise DialshiftError(f"{file}: every row needs an 'id' and a 'context' (the list of turns)")
     if turn_separator is not None and data.features["context"].dtype == "string":
-        data = data.map(lambda row: {"context": split_turns(row["context"], turn_separator)
-                                     if isinstance(row["context"], str) else row["context"]})
+        with quiet_datasets():
+            data = data.map(lambda row: {"context": split_turns(row["context"], turn_separator)
+                                         if isinstance(row["context"], str) else row["context"]})
     return data
 
 
