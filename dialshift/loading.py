@@ -305,18 +305,12 @@ def load_dataset(path: str, name: str | None = None, *, split=None, revision=Non
 
 
 def metric_path(name: str) -> str:
-    """The folder of a dialshift metric module, for ``evaluate.load(dialshift.metric_path("ece"))`` from any folder
-    (the modules are installed with the package as ``dialshift_metrics``)."""
-    from importlib import resources
+    """The folder of an installed metric module, for ``evaluate.load(dialshift.metric_path("ece"))`` from any folder
+    (the modules shipped with dialshift are installed as ``dialshift_metrics``; plug-ins add theirs through the
+    ``dialshift.metrics`` entry points, :mod:`dialshift.metrics.installed`)."""
+    from dialshift.metrics.installed import metric_folder
 
-    from dialshift.metrics import MODULES
-
-    if name not in MODULES:
-        raise DialshiftError(f"no dialshift metric {name!r}; the metrics are {', '.join(MODULES)}")
-    folder = Path(str(resources.files("dialshift_metrics").joinpath(name)))
-    if not (folder / f"{name}.py").is_file():
-        raise DialshiftError(f"{folder}: the metric module {name}.py is not installed; reinstall dialshift")
-    return str(folder)
+    return str(metric_folder(name))
 
 
 def load_metric(name: str, **kwargs):

@@ -14,7 +14,7 @@ import yaml
 
 from dialshift.cli import main
 from dialshift.leaderboard.store import record_path
-from dialshift.metrics import MODULES
+from dialshift.metrics.installed import metric_names
 from dialshift.scoring.gold import config_fingerprints
 
 RECORD = ("dailydialog", "org/tiny-ranker", "vanilla")
@@ -295,13 +295,13 @@ def test_push_publishes_the_dataset_the_metric_spaces_and_the_leaderboard_space(
             "--leaderboard-results", str(store)]
     assert main([*argv, "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    for metric in MODULES:
+    for metric in metric_names():
         assert f"would upload 5 files to spaces/org/{metric}:" in printed and f"  {metric}.py" in printed
     assert "would upload 5 files to spaces/org/dialshift-leaderboard:" in printed
     assert f"  results/{record_path('', *RECORD).as_posix()}" in printed and "  app.py" in printed
     assert api.commits == {}  # a dry run commits nothing
     assert main(argv) == 0
-    assert set(api.commits) == {"org/dialshift", *(f"org/{m}" for m in MODULES),
+    assert set(api.commits) == {"org/dialshift", *(f"org/{m}" for m in metric_names()),
                                 "org/dialshift-leaderboard"}
     assert ("org/ece", "space", "gradio") in api.repos
     requirements = api.commits["org/ece"]["requirements.txt"].decode().splitlines()

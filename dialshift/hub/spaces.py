@@ -1,5 +1,5 @@
 """Publishing the metric Spaces (``ORG/<metric>``) and the leaderboard Space (``ORG/dialshift-leaderboard``) from the
-installed ``dialshift_metrics`` and ``dialshift_cards/leaderboard``."""
+installed metric modules (:mod:`dialshift.metrics.installed`) and ``dialshift_cards/leaderboard``."""
 
 from dataclasses import dataclass
 from importlib import resources
@@ -38,20 +38,20 @@ def space_requirements(path: Path, wheel: Path | None) -> bytes:
 
 
 def space_plans(org: str, *, wheel=None, results=None) -> list[SpacePlan]:
-    """The six metric Spaces (``ORG/<metric>``) and the leaderboard Space (``ORG/dialshift-leaderboard``) with
-    their files, from the installed ``dialshift_metrics`` and ``dialshift_cards/leaderboard``; ``wheel`` (a built
+    """One Space per installed metric module (``ORG/<metric>``, :mod:`dialshift.metrics.installed`) and the
+    leaderboard Space (``ORG/dialshift-leaderboard``) with their files, from the metric folders and
+    ``dialshift_cards/leaderboard``; ``wheel`` (a built
     dialshift wheel) is uploaded into each Space and named in its requirements; ``results`` (a results store) is
     uploaded into the leaderboard Space as ``results/``."""
-    from dialshift.metrics import MODULES
+    from dialshift.metrics.installed import metric_folder, metric_names
 
     wheel = Path(wheel) if wheel else None
     if wheel is not None and (not wheel.is_file() or not wheel.name.startswith("dialshift-")
                               or wheel.suffix != ".whl"):
         raise DialshiftError(f"--wheel {wheel}: not a dialshift wheel file (build one with `python -m build`)")
     plans = []
-    metrics_root = Path(str(resources.files("dialshift_metrics")))
-    for name in MODULES:
-        folder = metrics_root / name
+    for name in metric_names():
+        folder = metric_folder(name)
         files = {f"{name}.py": folder / f"{name}.py"}
         files.update({item: folder / item for item in METRIC_SPACE_FILES})
         plans.append(SpacePlan(f"{org}/{name}", files))  # evaluate.load("ORG/<name>") reads <name>.py

@@ -68,8 +68,9 @@ def registered_sources() -> dict[str, SourceInfo]:
     return dict(_SOURCES)
 
 
-def register_reader(*, read: Callable[[Path], dict], **fields) -> SourceInfo:
-    """Register a corpus parsed by ``read(data_dir)``; its ``load`` also checks the official counts.
+def reader_source(*, read: Callable[[Path], dict], **fields) -> SourceInfo:
+    """A corpus parsed by ``read(data_dir)`` whose ``load`` also checks the official counts, not registered (a
+    corpus plug-in's entry point names one; see :mod:`dialshift.sources`).
 
     ``fields`` are the other :class:`SourceInfo` fields (``name``, ``path``, ``expected``, ...).
     """
@@ -80,7 +81,12 @@ def register_reader(*, read: Callable[[Path], dict], **fields) -> SourceInfo:
         return loaded
 
     info = SourceInfo(load=load, read=read, **fields)
-    return register_source(info)
+    return info
+
+
+def register_reader(*, read: Callable[[Path], dict], **fields) -> SourceInfo:
+    """Register a corpus parsed by ``read(data_dir)`` (:func:`reader_source`) among the shipped readers."""
+    return register_source(reader_source(read=read, **fields))
 
 
 def require_file(path: Path) -> Path:
