@@ -66,7 +66,7 @@ def corpus_rows(selected, data_dir) -> list[tuple[str, str, str, str]]:
 
 def print_table(headers, rows) -> None:
     """Rows of cells under ``headers``, columns padded to their widest cell (the last one not padded)."""
-    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers) - 1)]
+    widths = [max([len(headers[i]), *(len(row[i]) for row in rows)]) for i in range(len(headers) - 1)]
 
     def line(cells):
         return "  ".join(cell.ljust(width) for cell, width in zip(cells, [*widths, 0], strict=True)).rstrip()
