@@ -186,3 +186,18 @@ def test_shift_dataset_on_empty_and_wrong_inputs():
         shift_dataset(Dataset.from_list(rows(2)), "ic")
     with pytest.raises(DialshiftError, match="seed must be a whole number"):
         shift_dataset(Dataset.from_list(rows(2)), SourceLength(turns=1), seed=-1)
+
+
+def test_input_files_that_are_empty_or_mixed_with_a_separator(tmp_path, capsys):
+    (tmp_path / "empty.jsonl").write_text("")
+    args = ["--shift", "sr", "--param", "turns=2", "--name", "a", "--source-name", "b", "--out", str(tmp_path / "o")]
+    assert shift(tmp_path, *args, source="empty.jsonl") == 2
+    assert "empty.jsonl: empty file" in capsys.readouterr().err
+    write_jsonl(tmp_path / "test.jsonl", rows(3))  # contexts already lists: --turn-separator leaves them
+    assert shift(tmp_path, *args, "--turn-separator", "||") == 0
+    assert len(load_dataset(str(tmp_path / "o"), "a", split="test")) == 1
+    assert shift(tmp_path, *args, "--turn-separator", " ") == 2
+    assert "--turn-separator ' ': give the text between turns" in capsys.readouterr().err
+    write_jsonl(tmp_path / "floats.jsonl", [{**rows(1)[0], "id": 1.5}])
+    assert shift(tmp_path, *args, source="floats.jsonl") == 2
+    assert "row 1: id: 1.5 is a float, not a string or whole number" in capsys.readouterr().err

@@ -65,7 +65,7 @@ def load_rows(path: str, turn_separator: str | None = None):
     """A JSON lines or parquet file as a ``datasets.Dataset`` (contexts split at ``turn_separator`` if given)."""
     from pathlib import Path
 
-    from datasets import Dataset, load_dataset
+    from datasets import Dataset, Value, load_dataset
 
     from dialshift.errors import DialshiftError
     from dialshift.hub.writing import quiet_datasets
@@ -75,6 +75,10 @@ def load_rows(path: str, turn_separator: str | None = None):
     kinds = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
     if not file.is_file() or file.suffix not in kinds:
         raise DialshiftError(f"{file}: no such .jsonl or .parquet file")
+    if file.stat().st_size == 0:
+        raise DialshiftError(f"{file}: empty file; give at least one instance")
+    if turn_separator is not None and not turn_separator.strip():
+        raise DialshiftError(f"--turn-separator {turn_separator!r}: give the text between turns, e.g. ' __eou__ '")
     try:
         with quiet_datasets():
             data = load_dataset(kinds[file.suffix], data_files=str(file), split="train")
@@ -83,7 +87,8 @@ def load_rows(path: str, turn_separator: str | None = None):
         raise DialshiftError(f"{file}: not readable as {kinds[file.suffix]} ({reason})") from None
     if not isinstance(data, Dataset) or "context" not in data.column_names or "id" not in data.column_names:
         raise DialshiftError(f"{file}: every row needs an 'id' and a 'context' (the list of turns)")
-    if turn_separator is not None and data.features["context"].dtype == "string":
+    if turn_separator is not None and isinstance(data.features["context"], Value) \
+            and data.features["context"].dtype in ("string", "large_string"):
         with quiet_datasets():
             data = data.map(lambda row: {"context": split_turns(row["context"], turn_separator)
                                          if isinstance(row["context"], str) else row["context"]})
