@@ -5,7 +5,8 @@ that made it (its parameters are stored in the typed config; the shift's name an
 the config it is compared with (``baseline``, e.g. the unshifted corpus written beside it). :func:`write_custom_folder`
 writes ``{config: Dataset or DatasetDict}`` with those typed configs into a Hub dataset folder (parquet + card, as
 ``dialshift build`` writes its own), so every command finds each config under its own name and labels it with its
-own description::
+own description (a later call adds or replaces configs in a folder it wrote; every instance is checked for its
+task first, :mod:`dialshift.instances`)::
 
     shifted, report = shift_dataset(test, UnknownWord.for_corpus(texts, ratio=0.3), return_report=True)
     configs = [custom_config("my_source", task="response_ranking", description="my corpus, unshifted"),
@@ -34,6 +35,8 @@ def custom_config(name: str, *, task: str, description: str, shift=None, baselin
     from dialshift.hub.layout import check_config_name
     from dialshift.registry import task_names
 
+    if not isinstance(name, str):
+        raise DialshiftError(f"config name {name!r}: give a string (letters, digits, '_', '.' and '-')")
     check_config_name(name)
     if task not in task_names():
         raise DialshiftError(f"config {name!r}: no scoring task {task!r}; the tasks are {', '.join(task_names())}")
@@ -139,6 +142,9 @@ def write_custom_folder(out_dir, datasets: Mapping, configs: Sequence[BenchmarkC
     from dialshift.hub.locking import folder_lock
     from dialshift.hub.writing import write_hub_folder
 
+    if not isinstance(datasets, Mapping) or isinstance(configs, (str, Mapping)):
+        raise DialshiftError("write_custom_folder(out_dir, {config name: Dataset}, [custom_config(...), ...]): give "
+                             "the datasets as a mapping by config name and the configs as a list")
     given = {}
     for config in configs:
         if not isinstance(config, BenchmarkConfig):
