@@ -127,6 +127,12 @@ def test_write_custom_folder_refuses_rows_that_cannot_be_scored(tmp_path):
         write_custom_folder(tmp_path / "f", {"mine": Dataset.from_list(items)},
                             [custom_config("mine", task="response_ranking", description="d")])
     assert not (tmp_path / "f").exists()
+    with pytest.raises(DialshiftError, match="give the datasets as a mapping by config name"):
+        write_custom_folder(tmp_path / "f", [Dataset.from_list(rows(2))], [])
+    with pytest.raises(DialshiftError, match="config name 3: give a string"):
+        custom_config(3, task="response_ranking", description="d")
+    with pytest.raises(DialshiftError, match="'x' names itself as its baseline"):
+        custom_config("x", task="response_ranking", description="d", shift=SourceLength(turns=1), baseline="x")
 
 
 @pytest.mark.parametrize(("params", "says"), [
