@@ -268,3 +268,24 @@ def test_docs_counts_of_metrics_and_shifts_come_from_the_code():
             if stated != counts[match[2].lower()]:
                 wrong.append(f"{path.name}: {match[0]!r}, installed {counts[match[2].lower()]}")
     assert not wrong, wrong
+
+
+def test_declared_parameters_read_and_check_values():
+    import numpy as np
+
+    from dialshift.errors import DialshiftError
+    from dialshift.shifts.plugins import Parameter, get_shift_plugin
+
+    ratio = Parameter("ratio", float, "share", minimum=0, maximum=1, open_minimum=True, open_maximum=True)
+    assert ratio.domain() == "float in (0, 1)" and ratio.parse(" 0.5") == 0.5 and ratio.check(np.float32(0.5)) == 0.5
+    for text, says in (("0", "out of range"), ("1", "out of range"), ("inf", "finite"), ("x", "expected a number")):
+        with pytest.raises(DialshiftError, match=says):
+            ratio.parse(text)
+    flag = Parameter("inflect", bool, "inflect", default=False)
+    assert flag.parse("Yes") is True and flag.parse("0") is False
+    ic = get_shift_plugin("ic")
+    assert ic.check({"deleted": np.int64(2)}) == {"deleted": 2, "window": 6, "selection": "at_least"}
+    with pytest.raises(DialshiftError, match="deleted=True: expected int >= 0, got bool"):
+        ic.check({"deleted": True})
+    with pytest.raises(DialshiftError, match="no installed shift 'swap'; the shifts: distract, ic, kw, sr, uw"):
+        get_shift_plugin("swap")

@@ -16,6 +16,7 @@ its own the same way in its ``pyproject.toml``::
 """
 
 import math
+import numbers
 from dataclasses import dataclass, fields
 
 from dialshift.errors import DialshiftError
@@ -87,8 +88,9 @@ class Parameter:
 
     def check(self, value):
         """``value`` (a Python object) if it has this parameter's type and lies in its range; else one line."""
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
+        if not isinstance(value, bool) and isinstance(value, numbers.Integral if self.type is int else numbers.Real) \
+                and self.type in (int, float):
+            value = self.type(value)  # numpy numbers, and an int where a float is declared
         if not isinstance(value, self.type) or (self.type is not bool and isinstance(value, bool)):
             raise self.error(value, f"expected {self.domain()}, got {type(value).__name__}")
         if self.type is float and not math.isfinite(value):
