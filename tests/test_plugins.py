@@ -287,5 +287,5 @@ def test_declared_parameters_read_and_check_values():
     assert ic.check({"deleted": np.int64(2)}) == {"deleted": 2, "window": 6, "selection": "at_least"}
     with pytest.raises(DialshiftError, match="deleted=True: expected int >= 0, got bool"):
         ic.check({"deleted": True})
-    with pytest.raises(DialshiftError, match="no installed shift 'swap'; the shifts: distract, ic, kw, sr, uw"):
+    with pytest.raises(DialshiftError, match="no installed shift 'swap'; the shifts: distract, ic, kw, .*uw"):
         get_shift_plugin("swap")
