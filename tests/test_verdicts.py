@@ -7,8 +7,19 @@ from scipy.stats import t
 
 from dialshift.errors import DialshiftError
 from dialshift.verdict_simulation import BOUNDED, false_decisions
-from dialshift.verdicts import (ABSENT, CONTRADICTED, NOT_DECIDABLE, REPRODUCED, STRONGER, UNDERPOWERED, WEAKER,
-                                interval, paired_differences, seeds_for, verdict)
+from dialshift.verdicts import (
+    ABSENT,
+    CONTRADICTED,
+    NOT_DECIDABLE,
+    REPRODUCED,
+    STRONGER,
+    UNDERPOWERED,
+    WEAKER,
+    interval,
+    paired_differences,
+    seeds_for,
+    verdict,
+)
 
 DROPS = [0.12, 0.15, 0.14, 0.13, 0.16, 0.11, 0.14, 0.13]
 

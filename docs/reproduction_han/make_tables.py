@@ -5,11 +5,15 @@
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...]  # collect
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
+    python docs/reproduction_han/make_tables.py --checksums   # after --run / --rerank: rewrite the sha256.json files
 
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
-paired differences between two variants, 95 % t interval across seeds; the paper's direction is the sign of its own
-difference). With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
+paired differences between two variants, weighed against the paper's own difference, with the power and the seeds
+for power 0.8), and the status paragraph, whose every number is rendered from these tables. ``--check`` first
+verifies the committed files: ``runs/sha256.json`` and ``real_env/sha256.json`` (whose digests the status paragraph
+shows), each run's ``run.json`` and ``command.json`` against its folder, and each ``results.json`` against the kept
+predictions. With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
 ``trainers/debias.py --predictions`` (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json`` in each, and
 the runner's ``DIR/command.json``) are copied into ``runs/`` with the gold candidates from ``--dataset``. A variant
 with several seeds is shown as mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are
@@ -269,7 +273,7 @@ def cases_for_power(labels: dict, runs: dict, a: str, b: str, quantity: str, pap
     two-sided 5 %), from the spread of the per-case paired differences of correctness (pooled over the seeds)."""
     config = "kor_chitchat" if quantity == "in_domain" else "kor_adv"
     variances = []
-    for fa, fb in zip(runs[a], runs[b]):
+    for fa, fb in zip(runs[a], runs[b], strict=True):
         ca, cb = (correctness(Path(f), config, labels[config]) for f in (fa, fb))
         ids = [i for i in sorted(set(ca) & set(cb)) if quantity in ("in_domain", "adversarial")
                or i.startswith(f"koradvmrs-{quantity}-")]
@@ -544,7 +548,7 @@ def status_lines(results: list[dict], data: dict, seed0: dict, runs: dict, real_
         f"By the rule of `dialshift.verdicts` ([verdicts.md](verdicts.md)), which decides nothing below {MIN_SEEDS} "
         f"seeds, the {len(results)} findings on Tables 3-4 are: "
         f"{', '.join(f'{n} {outcome}' for outcome, n in counts.items() if n)}, UMS's adversarial gain included.",
-        f"Power 0.8 at the paper's effects and our spread across seeds needs "
+        "Power 0.8 at the paper's effects and our spread across seeds needs "
         + (f"{needed[0]}-{needed[-1]} seeds per variant for {plural(len(needed), 'finding')}" if needed else
            "no seed count the rule can compute")
         + (f", more than {MAX_SEEDS:,} for {beyond}" if beyond else "")
@@ -553,7 +557,7 @@ def status_lines(results: list[dict], data: dict, seed0: dict, runs: dict, real_
         + (f", so the cheapest decidable finding costs {max(0, needed[0] - len(seeds)) * 2 * per_seed_cpu / 60:,.0f} "
            f"CPU minutes more" if needed else "") + ".",
     ]
-    for key, (differences, result) in real_env.items():
+    for key, (_, result) in real_env.items():
         sentences.append(f"The real-environment proxy (an e5 bi-encoder's top 10 over every `kor_chitchat` "
                          f"utterance plus the gold, no human raters) gives {key} = {result.mean:+.1f} points of "
                          f"Precision@1 over {plural(result.seeds, 'seed')} where the paper has {result.paper:+.1f}: "
@@ -574,12 +578,14 @@ def seed0_lines(seed0: dict, results: list[dict]) -> list[str]:
     ums = next(r for r in results if r["a"] == "+UMS" and r["b"] == "baseline")
     adversarial = {name: table[name]["adversarial"] for name in VARIANTS}
     deb = next(r for r in results if r["a"] == "+deb" and r["b"] == "baseline" and r["quantity"] == "adversarial")
-    return [f"What the four rows show at seed 0: adversarial P@1 {' / '.join(f'{adversarial[n]:.1f}' for n in VARIANTS)}"
-            f" % for {', '.join(VARIANTS)}, so +UMS − baseline is {adversarial['+UMS'] - adversarial['baseline']:+.1f}"
-            f" and +deb − baseline {adversarial['+deb'] - adversarial['baseline']:+.1f} points, against the paper's "
-            f"{ums['paper']:+.1f} and {deb['paper']:+.1f}. One seed per variant decides nothing: "
-            f"over both seeds the rule's verdict on UMS's gain is {ums['verdict'].cell()}, and "
-            f"the spread between seeds is larger than these differences (the second-seed section)."]
+    shown = " / ".join(f"{adversarial[n]:.1f}" for n in VARIANTS)
+    ums_gain = adversarial["+UMS"] - adversarial["baseline"]
+    deb_gain = adversarial["+deb"] - adversarial["baseline"]
+    return [f"What the four rows show at seed 0: adversarial P@1 {shown} % for {', '.join(VARIANTS)}, so +UMS − "
+            f"baseline is {ums_gain:+.1f} and +deb − baseline {deb_gain:+.1f} points, against the paper's "
+            f"{ums['paper']:+.1f} and {deb['paper']:+.1f}. One seed per variant decides nothing: over both seeds the "
+            f"rule's verdict on UMS's gain is {ums['verdict'].cell()}, and the spread between seeds is larger than "
+            "these differences (the second-seed section)."]
 
 
 def rendered_report() -> str:

@@ -4,12 +4,17 @@
     python docs/reproduction_lee/make_tables.py            # rewrite the generated part of the report
     python docs/reproduction_lee/make_tables.py --check    # exit 1 when the report is not what this generates
     python docs/reproduction_lee/make_tables.py --context-turns DATASET   # recompute context_turns.json
+    python docs/reproduction_lee/make_tables.py --checksums   # rewrite cpu/sha256.json (collect.py also writes it)
 
 The CPU run on the current build (``run_all.sh``, copied by ``collect.py`` into ``cpu/``): per ranker seed the
 kept predictions of every method and config, the ranker's metadata and each job's ``command.json``. From them it
 computes Acc = R@1/10, Brier and ECE (:mod:`dialshift.metrics`, as ``dialshift score`` does) per seed, method and
 config, the ensemble of every seed's ranker from their kept logits, and every finding's verdict by
-:mod:`dialshift.verdicts` on per-seed differences measured on the ids both sides hold. The earlier run (dialshift
+:mod:`dialshift.verdicts` on per-seed differences measured on the ids both sides hold, weighed against the paper's
+value (Tables 3-7), with its power, the seeds and instances for power 0.8 and their CPU cost, and the status
+paragraph, whose every number is rendered from them. It first verifies the run: ``cpu/sha256.json`` (its digest is in
+the status paragraph), each ``run.json`` and ``command.json`` against its folder, each ``results.json`` against the
+kept predictions. The earlier run (dialshift
 0.1) left only ``results_n25.md`` and ``results_n150.md`` (the ``results.md`` of ``dialshift evaluate``: one ranker,
 no predictions); their tables are rendered beside the paper's, without verdicts. ``context_turns.json`` (from a
 DailyDialog build, by ``--context-turns``) gives each config's mean context length on its whole test split and on
@@ -204,8 +209,8 @@ def check_run(run: dict, root: Path) -> str:
             if described.get("method") != method or described.get("seeds") != [seed]:
                 raise DialshiftError(f"{folder / 'run.json'}: describes method {described.get('method')!r}, seeds "
                                      f"{described.get('seeds')!r}, not {method!r}, [{seed}]")
-            if found["results"].get("run") != described or \
-                    found["results"].get("scoring", {}).get("max_instances") != found["run"]["scoring"]["max_instances"]:
+            sample = found["results"].get("scoring", {}).get("max_instances")
+            if found["results"].get("run") != described or sample != found["run"]["scoring"]["max_instances"]:
                 raise DialshiftError(f"{folder / 'results.json'}: its run or sample size differs from run.json's")
             for config, predictions in found["predictions"].items():
                 ours = scores(run, predictions, config, sorted(predictions))
@@ -412,8 +417,8 @@ def instances_for_power(run: dict, metric: str, first: tuple, second: tuple, pap
         if not all(sides) or first[1] not in sides[0] or second[1] not in sides[1]:
             continue
         ids = sorted(set(sides[0][first[1]]) & set(sides[1][second[1]]))
-        values = [per_instance(run, side[config], config, ids, metric) for side, (_, config) in zip(sides, (first,
-                                                                                                          second))]
+        values = [per_instance(run, side[config], config, ids, metric)
+                  for side, (_, config) in zip(sides, (first, second), strict=True)]
         if len(ids) < 2 or values[0] is None:
             return None
         variances.append(np.var(values[0] - values[1], ddof=1))
