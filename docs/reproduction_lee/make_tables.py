@@ -33,7 +33,17 @@ from dialshift import reports, run_files
 from dialshift.errors import DialshiftError
 from dialshift.metrics import brier, ece, recall_at_k
 from dialshift.models.uncertainty import predictive
-from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, NOT_DECIDABLE, OUTCOMES, interval, verdict
+from dialshift.verdicts import (
+    MARGIN,
+    MAX_SEEDS,
+    MEDIAN_CONFIDENCE,
+    MIN_SEEDS,
+    NOT_DECIDABLE,
+    OUTCOMES,
+    T_CONFIDENCE,
+    interval,
+    verdict,
+)
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_lee.md"
@@ -576,9 +586,10 @@ def cpu_section(run: dict, results: list[dict]) -> list[str]:
     return ["## CPU run on the current build (generated)", "", *cpu_overview(run), "### Results beside the paper", "",
             *cpu_tables(run), "### Verdicts", "",
             "By the rule of `dialshift.verdicts`, one rule for the four reports ([verdicts.md](verdicts.md)): a value "
-            "is ruled out when both the 99 % t interval of the mean per-seed difference and the exact 95 % interval "
-            "of the median exclude it (below six seeds the median's interval is unbounded, so nothing is decided); "
-            "the outcome weighs the paper's value with a margin of 20 % of its size (reproduced, weaker or stronger "
+            f"is ruled out when both the {100 * T_CONFIDENCE:.0f} % t interval of the mean per-seed difference and the "
+            f"exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median exclude it (below {MIN_SEEDS} seeds the median's "
+            "interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
+            f"{100 * MARGIN:.0f} % of its size (reproduced, weaker or stronger "
             "than the paper, contradicted, absent, underpowered). Power is the rule's power to decide the paper's "
             "direction at the paper's value, our spread across seeds and our number of seeds; \"seeds for power "
             "0.8\" the fewest that reach it, with the CPU minutes of training and scoring the missing ones on this "
