@@ -522,8 +522,16 @@ def check_runs(labels: dict, runs: dict) -> dict:
     return digests
 
 
+def cases_available(labels: dict, quantity: str) -> int:
+    """The test cases a quantity can be measured on: the ``kor_chitchat`` test split (the real-environment
+    retrieval's count) for in-domain, ``kor_adv`` (or its cases of one type) for the adversarial quantities."""
+    if quantity == "in_domain":
+        return int(run_files.read_json(REAL_ENV / "run.json")["retrieval"]["split_instances"])
+    return sum(quantity == "adversarial" or i.startswith(f"koradvmrs-{quantity}-") for i in labels["kor_adv"])
+
+
 def status_lines(results: list[dict], data: dict, seed0: dict, runs: dict, real_env: dict, digests: dict,
-                 per_seed_cpu: float) -> list[str]:
+                 per_seed_cpu: float, labels: dict) -> list[str]:
     """The status paragraph: every count, number and verdict in it rendered from the tables."""
     commits = sorted({run_files.read_json(Path(f) / "command.json")["commit"][:7] for fs in runs.values()
                       for f in fs})
@@ -555,8 +563,17 @@ def status_lines(results: list[dict], data: dict, seed0: dict, runs: dict, real_
         + (f", and cannot be computed for {unknown} (per-seed differences without spread)" if unknown else "")
         + f", at {2 * per_seed_cpu / 60:.1f} CPU minutes per seed of a two-variant comparison"
         + (f", so the cheapest decidable finding costs {max(0, needed[0] - len(seeds)) * 2 * per_seed_cpu / 60:,.0f} "
-           f"CPU minutes more" if needed else "") + ".",
+           f"CPU minutes more and the dearest ({needed[-1]} seeds) "
+           f"{max(0, needed[-1] - len(seeds)) * 2 * per_seed_cpu / 3600:,.0f} CPU hours" if needed else "") + ".",
     ]
+    available = {r["text"]: cases_available(labels, r["quantity"]) for r in results}
+    short = [r for r in results if r["cases"] is not None and r["cases"] > available[r["text"]]]
+    if short:
+        sentences.append(
+            f"Case sampling alone limits {plural(len(short), 'finding')} further: "
+            + "; ".join(f"\"{r['text']}\" needs {r['cases']:,} test cases where the set holds "
+                        f"{available[r['text']]:,}" for r in short)
+            + " (every seed scores the same cases, so a verdict across seeds would hold for these cases only).")
     for key, (_, result) in real_env.items():
         sentences.append(f"The real-environment proxy (an e5 bi-encoder's top 10 over every `kor_chitchat` "
                          f"utterance plus the gold, no human raters) gives {key} = {result.mean:+.1f} points of "
@@ -611,7 +628,7 @@ def rendered_report() -> str:
     report = splice(report, "real environment", real_env_lines(found=real_env))
     report = splice(report, "seed 0 reading", seed0_lines(blocks["seed 0"], results))
     return splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
-                                                 real_env, digests, per_seed_cpu))
+                                                 real_env, digests, per_seed_cpu, labels))
 
 
 def main(argv=None) -> int:
