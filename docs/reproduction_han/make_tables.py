@@ -5,7 +5,7 @@
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...]  # collect
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
-    python docs/reproduction_han/make_tables.py --checksums   # after --rerank: rewrite the sha256.json files (--run does)
+    python docs/reproduction_han/make_tables.py --checksums   # after --rerank: rewrite the sha256.json files
 
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
