@@ -46,3 +46,69 @@ def test_the_ledger_escapes_a_pipe_from_a_returned_file(tmp_path):
     assert len(_cells(lines[0])) == 8
     row = _cells(lines[2])
     assert len(row) == 8 and row[3] == "H100 \\| evil \\| y" and row[2] == "2026-01-01 \\| x"
+
+
+# ----------------------------------------------------------------------------------------------- the leaderboard
+
+
+@pytest.fixture(scope="module")
+def board_dataset(tmp_path_factory):
+    from test_leaderboard import make_dataset
+
+    return make_dataset(tmp_path_factory.mktemp("board") / "dialshift")
+
+
+def _submit(folder, dataset, store, *extra, configs=None, **metadata):
+    from test_leaderboard import CONFIGS, score, write_predictions
+
+    write_predictions(folder, dataset, configs=configs or CONFIGS)
+    document = json.loads((folder / "submission.json").read_text())
+    if configs:
+        document["configs"] = list(configs)
+    document.update(metadata)
+    (folder / "submission.json").write_text(json.dumps(document, ensure_ascii=False))
+    return score(folder, dataset, store, *extra)
+
+
+def test_a_smaller_resubmission_never_shrinks_a_record_silently(board_dataset, tmp_path, capsys):
+    store = tmp_path / "store"
+    assert _submit(tmp_path / "full", board_dataset, store) == 0
+    (record,) = store.rglob("*.json")
+    before = record.read_bytes()
+    capsys.readouterr()
+    assert _submit(tmp_path / "one", board_dataset, store, configs=["dailydialog"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"covers 3 configs and this submission 1: replacing it would drop uw_0.10, uw_0.20; .*--replace",
+                     err) and len(err.splitlines()) == 1
+    assert record.read_bytes() == before
+    assert _submit(tmp_path / "again", board_dataset, store, "--replace", configs=["dailydialog"]) == 0
+    assert sorted(json.loads(record.read_text())["results"]) == ["dailydialog"]
+    assert _submit(tmp_path / "grow", board_dataset, store) == 0  # covering more is never refused
+    assert len(json.loads(record.read_text())["results"]) == 3
+
+
+@pytest.mark.parametrize("model", ["org/tiny-ranker\u200b", "org/\u202etiny-ranker", "org/tiny-ranker ",
+                                   " org/tiny-ranker", "Cafe\u0301"])
+def test_a_name_that_changes_under_normalisation_is_refused(board_dataset, tmp_path, capsys, model):
+    store = tmp_path / "store"
+    assert _submit(tmp_path / "sub", board_dataset, store, model=model) == 2
+    err = capsys.readouterr().err
+    assert "field 'model' changes when normalised" in err and len(err.splitlines()) == 1
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def test_a_stored_name_that_looks_the_same_is_not_a_new_entry(board_dataset, tmp_path, capsys):
+    from dialshift.leaderboard.store import record_path
+
+    store = tmp_path / "store"
+    assert _submit(tmp_path / "nfc", board_dataset, store, model="Caf\u00e9") == 0
+    (record,) = store.rglob("*.json")
+    # a store written before names were normalised: the same record under the NFD spelling of the name
+    document = json.loads(record.read_text())
+    document["config"]["model_name"] = "Cafe\u0301"
+    twin = record_path(store, "dailydialog", "Cafe\u0301", "vanilla")
+    twin.write_text(json.dumps(document))
+    record.unlink()
+    assert _submit(tmp_path / "again", board_dataset, store, model="Caf\u00e9") == 2
+    assert "looks the same as 'Café'" in capsys.readouterr().err
+    assert [path.name for path in store.rglob("*.json")] == [twin.name]
