@@ -112,3 +112,71 @@ def test_a_stored_name_that_looks_the_same_is_not_a_new_entry(board_dataset, tmp
     assert _submit(tmp_path / "again", board_dataset, store, model="Caf\u00e9") == 2
     assert "looks the same as 'Café'" in capsys.readouterr().err
     assert [path.name for path in store.rglob("*.json")] == [twin.name]
+
+
+# ----------------------------------------------------------------------------------------------- build folders
+
+
+@pytest.fixture
+def toy(toy_plugin, monkeypatch, tmp_path):
+    """The toy family with its raw data; returns the build function of conftest (``dialshift build --family toyfam``)."""
+    from conftest import toy_build
+
+    data = tmp_path / "data"
+    (data / "clinc150").mkdir(parents=True)
+    (data / "clinc150" / "data_full.json").write_text('{"train": [["raw corpus", "keep"]]}')
+    monkeypatch.setenv("DIALSHIFT_DATA_DIR", str(data))
+    return toy_build
+
+
+def test_a_build_inside_a_build_folder_is_refused(toy, tmp_path, capsys):
+    from conftest import one_line_error, tree
+
+    outer = tmp_path / "hub"
+    assert toy("--out", str(outer)) == 0
+    before = tree(outer)
+    capsys.readouterr()
+    for inner in (outer / "nested", outer / "toy" / "deeper" / "x"):
+        assert toy("--config", "toy", "--out", str(inner)) == 2
+        assert f"is inside {outer}, a folder dialshift built" in one_line_error(capsys, "build")
+    assert tree(outer) == before and main(["validate", str(outer)]) == 0
+
+
+@pytest.mark.parametrize("case", ["hand-made", "stale", "edited card", "old format"])
+def test_a_marker_listing_files_the_build_did_not_write_never_deletes_them(toy, tmp_path, capsys, case):
+    from conftest import one_line_error, tree
+
+    from dialshift.hub.layout import MARKER
+
+    out = tmp_path / "hub"
+    assert toy("--out", str(out)) == 0
+    marker = json.loads((out / MARKER).read_text())
+    if case == "hand-made":  # a marker copied in by hand, listing the user's files
+        (out / "notes.txt").write_text("three years of notes")
+        (out / "toy" / "mine.csv").write_text("a,b\n")
+        marker["files"] += ["notes.txt", "toy/mine.csv"]
+        marker["sha256"].update({"notes.txt": "0" * 64, "toy/mine.csv": "1" * 64})
+        named = "notes.txt, toy/mine.csv"
+    elif case == "stale":  # `rm -rf DIR/*` kept the hidden marker; the user's own table now sits at a listed path
+        for path in list(out.iterdir()):
+            if path.name != MARKER:
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        (out / "toy").mkdir()
+        (out / "toy" / "test-00000-of-00001.parquet").write_bytes(b"my own table")
+        named = "toy/test-00000-of-00001.parquet"
+    elif case == "edited card":  # README.md rewritten by hand: a rebuild would replace the user's edits
+        card = out / "README.md"
+        card.write_text(card.read_text() + "\nMy own notes on this dataset.\n")
+        named = "README.md"
+    else:  # format 1 (no checksums) names a file the card does not declare
+        (out / "notes.txt").write_text("mine")
+        marker = {key: value for key, value in marker.items() if key != "sha256"}
+        marker.update(format=1, files=marker["files"] + ["notes.txt"])
+        named = "notes.txt"
+    (out / MARKER).write_text(json.dumps(marker))
+    before = tree(out)
+    capsys.readouterr()
+    assert toy(*(() if case == "stale" else ("--config", "toy")), "--out", str(out)) == 2  # stale: all configs
+    line = one_line_error(capsys, "build")
+    assert f"lists {named} as written by dialshift build, but" in line and "never does" in line
+    assert tree(out) == before
