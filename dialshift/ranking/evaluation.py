@@ -192,7 +192,7 @@ def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}``. Settings with ``attention`` set are run by
     :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there)."""
     from dialshift.scoring import check_output_dir
-    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
+    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.report import write_report
 
     if settings.attention:
@@ -235,6 +235,8 @@ def evaluate(settings: EvaluationSettings) -> dict:
                                        per_config, temperature, run_config_description(settings, method, metas, data),
                                        scoring)
         write_report(settings.out_dir, load_documents(settings.out_dir), plots=settings.plots)
+        record_output_dir(settings.out_dir / method, (*RESULTS_WRITES, RUN_FILE, "predictions"))
+        record_output_dir(settings.out_dir, writes)
     return {method: outputs[method] for method in settings.methods}
 
 
