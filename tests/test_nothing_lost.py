@@ -180,3 +180,149 @@ def test_a_marker_listing_files_the_build_did_not_write_never_deletes_them(toy, 
     line = one_line_error(capsys, "build")
     assert f"lists {named} as written by dialshift build, but" in line and "never does" in line
     assert tree(out) == before
+
+
+# ----------------------------------------------------------------------------------------------- results folders
+
+
+def _score(predictions, dataset, out):
+    return main(["score", str(predictions), "--dataset", str(dataset), "--out", str(out), "--bootstrap", "20",
+                 "--no-plots", "--no-progress"])
+
+
+@pytest.mark.parametrize("marker", ["attention", "one-line"])
+def test_score_never_writes_over_a_users_results_in_a_folder_another_writer_marked(board_dataset, tmp_path, capsys,
+                                                                                  marker):
+    from conftest import tree
+    from test_leaderboard import write_predictions
+
+    from dialshift.scoring.pipeline import RESULTS_MARKER, claim_output_dir, record_output_dir
+
+    submission = write_predictions(tmp_path / "submission", board_dataset)
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "results.md").write_text("# my own results, typed by hand\n")
+    (out / "plots").mkdir()
+    (out / "plots" / "figure.png").write_bytes(b"mine")
+    if marker == "attention":  # what `evaluate --attention --out OUT` does to OUT: it writes only OUT/attention
+        claim_output_dir(out, "dialshift evaluate --attention", writes=("attention",))
+        (out / "attention").mkdir()
+        (out / "attention" / "results.json").write_text("{}")
+        record_output_dir(out, ("attention",))
+    else:  # the marker such a run left before markers listed files
+        (out / RESULTS_MARKER).write_text("results written by `dialshift evaluate --attention`; it may write here\n")
+    before = tree(out)
+    assert _score(submission / "predictions", board_dataset, out) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"holds files \.dialshift-results does not list as written by dialshift.*\(plots/figure.png, "
+                     r"results.md\); dialshift never writes over them", err) and len(err.splitlines()) == 1
+    assert tree(out) == before
+
+
+def test_score_rewrites_its_own_results_but_not_an_edited_copy(board_dataset, tmp_path, capsys):
+    from test_leaderboard import write_predictions
+
+    submission = write_predictions(tmp_path / "submission", board_dataset)
+    out = tmp_path / "results"
+    assert _score(submission / "predictions", board_dataset, out) == 0
+    assert _score(submission / "predictions", board_dataset, out) == 0  # its own files, unchanged: rewritten
+    (out / "results.md").write_text("edited by hand\n")
+    capsys.readouterr()
+    assert _score(submission / "predictions", board_dataset, out) == 2
+    assert "(results.md)" in capsys.readouterr().err and (out / "results.md").read_text() == "edited by hand\n"
+
+
+@pytest.mark.parametrize("attention", [[], ["--attention"]])
+def test_evaluate_refuses_a_folder_holding_a_users_results_before_any_work(board_dataset, tmp_path, capsys,
+                                                                            attention):
+    from conftest import tree
+
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "results.md").write_text("# mine\n")
+    before = tree(out)
+    argv = ["evaluate", *attention, "--model-dir", str(tmp_path / "no-such-model"), "--dataset", str(board_dataset),
+            "--out", str(out), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds files dialshift did not write (results.md; no .dialshift-results)" in err
+    assert tree(out) == before
+
+
+# ----------------------------------------------------------------------------------------------- leftovers
+
+SLOW_VALIDATE = """
+import sys, time
+import dialshift.hub.validation as validation
+original = validation._validate_config
+def slow(*args, **kwargs):
+    print("validating", flush=True)
+    time.sleep(120)
+    return original(*args, **kwargs)
+validation._validate_config = slow
+from dialshift.cli import main
+sys.exit(main(["validate", sys.argv[1], "--partial"]))
+"""
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_validate_killed_by_a_signal_leaves_no_temporary_folder(board_dataset, tmp_path, signum):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-c", SLOW_VALIDATE, str(board_dataset)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "validating"
+        assert list(scratch.glob("dialshift-validate-*"))  # the scratch folder validate reads the configs into
+        process.send_signal(getattr(signal, signum))
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == {"SIGTERM": 143, "SIGINT": 130}[signum], err
+    assert "Traceback" not in err
+    assert list(scratch.glob("dialshift-validate-*")) == []
+
+
+def test_evaluate_without_progress_bars_still_says_how_far_it_is(tmp_path, monkeypatch, capsys):
+    from test_ranker import make_dataset_folder, run_trainer
+
+    import dialshift.heartbeat
+
+    folder = make_dataset_folder(tmp_path / "dialshift")
+    model = tmp_path / "tiny"
+    assert run_trainer("--dataset", str(folder), "--output-dir", str(model), "--model", "tiny", "--seed", "0",
+                       "--max-length", "32", "--batch-size", "8", "--max-train-instances", "16", "--num-epochs", "1",
+                       "--no-progress") == 0
+    monkeypatch.setattr(dialshift.heartbeat, "HEARTBEAT_SECONDS", 0.0)  # every batch instead of every minute
+    capsys.readouterr()
+    assert main(["evaluate", "--model-dir", str(model), "--dataset", str(folder), "--configs", "dailydialog",
+                 "--out", str(tmp_path / "results"), "--batch-size", "16", "--no-progress", "--no-plots"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if " pairs (" in line]
+    assert lines and re.fullmatch(r"tiny: [\d,]+/[\d,]+ pairs \(\d+%\), \d+ min \d+ s elapsed", lines[0])
+    assert lines[-1].startswith("tiny: ") and "(100%)" in lines[-1]
+
+
+# ----------------------------------------------------------------------------------------------- options in range
+
+
+@pytest.mark.parametrize("argv", [
+    ["score", "p", "--dataset", "d", "--bootstrap", "1000000000000"],
+    ["leaderboard", "score", "s", "--dataset", "d", "--bootstrap", "100001"],
+    ["bundle", "report", "r", "--dataset", "d", "--out", "o", "--bootstrap", "10000000"],
+])
+def test_bootstrap_replicates_have_an_upper_bound(argv, capsys):
+    with pytest.raises(SystemExit) as exit_status:
+        main(argv)
+    assert exit_status.value.code == 2
+    assert "argument --bootstrap: must be at most 100,000" in capsys.readouterr().err
+
+
+def test_build_num_proc_has_an_upper_bound(capsys):
+    assert main(["build", "--num-proc", "100000", "--out", "/nonexistent/out"]) == 2
+    assert "--num-proc must be from 1 to" in capsys.readouterr().err

@@ -20,7 +20,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int, seed
+    from dialshift.arguments import positive_int, replicates, seed
 
     parser = subparsers.add_parser("leaderboard", help="score submissions, render the results page, export "
                                    "model-index", description=DESCRIPTION,
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     score.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder with the gold answers")
     score.add_argument("--results", default="leaderboard/results", metavar="STORE",
                        help="results store folder (default: leaderboard/results)")
-    score.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
+    score.add_argument("--bootstrap", type=replicates, default=1000, metavar="B",
                        help="bootstrap replicates (default 1000)")
     score.add_argument("--bootstrap-seed", type=seed, default=0, help="bootstrap seed (default 0)")
     score.add_argument("--replace", action="store_true",
