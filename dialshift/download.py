@@ -6,8 +6,8 @@ and sha256 before it is used. The files a corpus lacks (missing, or failing thei
 folder beside ``<data dir>/<corpus>`` and moved to their manifest paths only when every one of them is intact: a
 failed or interrupted download leaves the corpus folder as it was and no partial file. Nothing but the manifest's
 paths is ever written, moved or removed (a file of yours named like a corpus folder is refused, never renamed). A
-corpus that is already intact is verified and not fetched again. Corpora whose licence is non-commercial or unknown are fetched
-only when accepted by name.
+corpus that is already intact is verified and not fetched again. Corpora whose licence is non-commercial or unknown
+are fetched only when accepted by name.
 
 ``mirror`` (``--mirror URL``, else ``$DIALSHIFT_DOWNLOAD_MIRROR``) replaces ``https://raw.githubusercontent.com`` in
 every URL: a server laid out as ``OWNER/REPO/COMMIT/PATH`` (a copy of the sources, or a test server).

@@ -244,6 +244,7 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
                                  f"choose a new folder for {flag}")
     if path.exists() and not path.is_dir():
         raise DialshiftError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+    check_outside_datasets(path, flag)
     probe = path
     while not probe.exists():
         probe = probe.parent
@@ -271,6 +272,21 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
         raise DialshiftError(f"{flag} {path} holds files dialshift did not write ({shown}; no {marker}); it never "
                              f"writes over them: choose a new or empty {flag}")
     return path
+
+
+def check_outside_datasets(path, flag: str = "--out") -> None:
+    """Refuse an output folder that is, or lies inside, a dataset folder ``dialshift build`` wrote (it holds
+    ``.dialshift-build.json``): results, models or pages written there would be pushed, carried by every rebuild
+    and, for a nested dataset folder, break the outer one's ``validate``."""
+    from dialshift.errors import DialshiftError
+    from dialshift.hub.layout import MARKER
+
+    path = Path(path).expanduser().absolute()
+    for folder in (path, *path.resolve().parents):
+        if (folder / MARKER).is_file():
+            relation = "is" if folder == path else "is inside"
+            raise DialshiftError(f"{flag} {path} {relation} the dataset folder {folder} (dialshift built it: "
+                                 f"{MARKER}); write outside it: choose another {flag}")
 
 
 def claim_owned_folder(path, marker: str, description: str, **checks) -> Path:

@@ -119,7 +119,7 @@ def test_a_stored_name_that_looks_the_same_is_not_a_new_entry(board_dataset, tmp
 
 @pytest.fixture
 def toy(toy_plugin, monkeypatch, tmp_path):
-    """The toy family with its raw data; returns the build function of conftest (``dialshift build --family toyfam``)."""
+    """The toy family with its raw data; returns conftest's build function (``dialshift build --family toyfam``)."""
     from conftest import toy_build
 
     data = tmp_path / "data"
@@ -326,3 +326,28 @@ def test_bootstrap_replicates_have_an_upper_bound(argv, capsys):
 def test_build_num_proc_has_an_upper_bound(capsys):
     assert main(["build", "--num-proc", "100000", "--out", "/nonexistent/out"]) == 2
     assert "--num-proc must be from 1 to" in capsys.readouterr().err
+
+
+def test_results_are_never_written_into_a_dataset_folder(board_dataset, tmp_path, capsys):
+    from test_leaderboard import write_predictions
+
+    submission = write_predictions(tmp_path / "submission", board_dataset)
+    for out in (board_dataset, board_dataset / "results", board_dataset / "dailydialog" / "x"):
+        assert _score(submission / "predictions", board_dataset, out) == 2
+        assert f"the dataset folder {board_dataset} (dialshift built it" in capsys.readouterr().err
+    assert not (board_dataset / "results").exists() and not (board_dataset / "results.md").exists()
+    assert main(["validate", "--partial", str(board_dataset)]) == 0
+
+
+@pytest.mark.parametrize("attention", [[], ["--attention"]])
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--ece-bins", "20000", "must be an integer from 1 to 10,000"),
+    ("--bootstrap", "1000000", "must be an integer from 1 to 100,000"),
+])
+def test_evaluate_checks_scoring_options_before_loading_a_model(board_dataset, tmp_path, capsys, attention, flag,
+                                                                value, message):
+    argv = ["evaluate", *attention, "--model-dir", str(tmp_path / "no-such-model"), "--dataset", str(board_dataset),
+            "--out", str(tmp_path / "out"), flag, value, "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} = {value}: {message}" in err and "no-such-model" not in err

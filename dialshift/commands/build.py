@@ -40,11 +40,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    import os
+
     from dialshift.build import build
     from dialshift.errors import DialshiftError
     from dialshift.registry import families, options_from_arguments
-
-    import os
 
     most = 4 * (os.cpu_count() or 1)  # more workers than that only fight over the cores (and fork a process each)
     if not 1 <= args.num_proc <= most:

@@ -20,7 +20,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int, replicates, seed
+    from dialshift.arguments import replicates, seed
 
     parser = subparsers.add_parser("leaderboard", help="score submissions, render the results page, export "
                                    "model-index", description=DESCRIPTION,

@@ -36,7 +36,7 @@ def task_table() -> str:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int, replicates, seed
+    from dialshift.arguments import replicates, seed
 
     parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
                                    description=DESCRIPTION.format(tasks=task_table()),

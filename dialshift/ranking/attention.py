@@ -140,7 +140,7 @@ def evaluate_attention(settings) -> dict:
     from dialshift.hub.reading import data_files
     from dialshift.io import write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
-    from dialshift.ranking.evaluation import scoring_settings
+    from dialshift.ranking.evaluation import check_scoring_options, scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.predictions import write_predictions
@@ -151,6 +151,7 @@ def evaluate_attention(settings) -> dict:
     top_writes = (*RESULTS_WRITES, METHOD)
     settings.out_dir = check_output_dir(settings.out_dir, writes=top_writes)
     check_output_dir(settings.out_dir / METHOD, writes=method_writes)
+    check_scoring_options(settings)
     if len(settings.model_dirs) != 1:
         raise DialshiftError(f"--attention reads the attention of one ranker; got {len(settings.model_dirs)} "
                              "--model-dir (run once per ranker)")
