@@ -198,7 +198,9 @@ def download_corpus(corpus: Corpus, root: Path, *, mirror=None, timeout=DEFAULT_
     folder where the manifest has a file) is refused, never replaced. A new corpus folder gets the umask's mode."""
     folder = root / corpus.name
     check_corpus_paths(corpus, folder)
-    remove_stale_temporaries(folder)
+    # only its own staging folders: it never swaps a corpus folder, so a `.<corpus>.old-*` (an earlier version
+    # renamed a file of yours to such a name) is not its to remove
+    remove_stale_temporaries(folder, kinds=("tmp",))
     wanted = [item for item in corpus.files if file_problem(folder / item.path, item)]
     if not wanted:
         return CorpusResult(corpus.name, folder, 0, 0)

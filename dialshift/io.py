@@ -56,14 +56,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+def stale_temporaries(path, *, locked: bool = False, kinds=TEMPORARY_KINDS) -> list[Path]:
     """The temporary siblings of ``path`` made by :func:`temporary_sibling` (``.<name>.tmp-<pid>-<hex>``,
     ``.<name>.old-<pid>-<hex>``) whose writer (the pid in the name) is gone. With ``locked=True`` the caller holds
     the lock every writer of ``path`` takes, so every such sibling is stale. A name of any other form
-    (``.<name>.tmp-mine``, ``.<name>.old-2024``) is never counted: it was not made here."""
+    (``.<name>.tmp-mine``, ``.<name>.old-2024``) is never counted: it was not made here. ``kinds``: only these
+    kinds of names (a writer that never swaps folders asks for ``("tmp",)``)."""
     path = Path(path)
     found = []
-    for kind in TEMPORARY_KINDS:
+    for kind in kinds:
         for candidate in sorted(path.parent.glob(f".{glob_escape(path.name)}.{kind}-*")):
             pid = _writer_pid(candidate, path.name, kind)
             if pid is None or pid == os.getpid():
@@ -73,10 +74,10 @@ def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
     return found
 
 
-def remove_stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+def remove_stale_temporaries(path, *, locked: bool = False, kinds=TEMPORARY_KINDS) -> list[Path]:
     """Remove :func:`stale_temporaries` of ``path`` (files or folders, never following symlinks); return them."""
     removed = []
-    for candidate in stale_temporaries(path, locked=locked):
+    for candidate in stale_temporaries(path, locked=locked, kinds=kinds):
         try:
             if candidate.is_dir() and not candidate.is_symlink():
                 shutil.rmtree(candidate)

@@ -387,3 +387,14 @@ def test_a_mirror_that_is_not_an_address_is_one_line(server, tmp_path, capsys, m
     err = capsys.readouterr().err
     assert err.startswith("dialshift download: error: DIALSHIFT_DOWNLOAD_MIRROR") and len(err.splitlines()) == 1
     assert not (tmp_path / "data").exists()
+
+
+def test_a_file_an_earlier_version_renamed_aside_is_kept(server, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    renamed = data / ".plain.old-999999999-abcd1234"  # the name the old swap gave a user's file `plain`
+    renamed.write_text("my notes\n")
+    staging = data / ".plain.tmp-999999999-abcd1234"  # a staging folder of a killed download: removed
+    staging.mkdir()
+    fetch(server, data, ["plain"])
+    assert renamed.read_text() == "my notes\n" and not staging.exists()
