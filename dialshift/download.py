@@ -240,8 +240,8 @@ def check_corpus_paths(corpus: Corpus, folder: Path) -> None:
 
 
 def select_corpora(names: Iterable[str] | None, manifest: dict[str, Corpus]) -> list[Corpus]:
-    """The corpora named (all when ``names`` is empty), refusing unknown names."""
-    names = list(dict.fromkeys(names or manifest))
+    """The corpora named (all when ``names`` is empty; a string is one name), refusing unknown names."""
+    names = list(dict.fromkeys([names] if isinstance(names, str) else (names or manifest)))
     unknown = [name for name in names if name not in manifest]
     if unknown:
         raise DialshiftError(f"unknown corpus {', '.join(map(repr, unknown))}; the corpora are "
