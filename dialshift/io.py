@@ -20,7 +20,7 @@ import secrets
 import shutil
 import stat
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 #: The kinds of temporary names: ``tmp`` for output being written, ``old`` for a folder being swapped out.
 TEMPORARY_KINDS = ("tmp", "old")
@@ -347,11 +347,24 @@ def foreign_files(folder, marker: str, names=None) -> list[str]:
     """The files under ``names`` of ``folder`` (everything when None) that ``marker`` does not list with their
     current sha256 (see :func:`record_owned_files`): the user's, or changed since dialshift wrote them."""
     folder = Path(folder)
-    recorded = (_owned_record(folder / marker) or {}).get("files", {})
+    records: dict[Path, dict] = {}
+
+    def owner(relative: str) -> tuple[dict, str]:
+        """The record of the innermost folder holding ``marker`` (a method folder ``evaluate`` claimed inside its
+        ``--out``, which ``score`` may rewrite on its own) and the path relative to it."""
+        for parent in PurePosixPath(relative).parents:
+            if parent != PurePosixPath(".") and (folder / parent / marker).is_file():
+                if parent not in records:
+                    records[parent] = (_owned_record(folder / parent / marker) or {}).get("files", {})
+                return records[parent], PurePosixPath(relative).relative_to(parent).as_posix()
+        return top, relative
+
+    top = (_owned_record(folder / marker) or {}).get("files", {})
     foreign = []
     for relative in _files_under(folder, marker, names):
         full = folder / relative
-        if full.is_symlink() or not full.is_file() or recorded.get(relative) != \
+        recorded, key = owner(relative)
+        if full.is_symlink() or not full.is_file() or recorded.get(key) != \
                 update_digest(hashlib.sha256(), full).hexdigest():
             foreign.append(relative)
     return foreign

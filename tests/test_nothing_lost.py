@@ -351,3 +351,22 @@ def test_evaluate_checks_scoring_options_before_loading_a_model(board_dataset, t
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{flag} = {value}: {message}" in err and "no-such-model" not in err
+
+
+def test_a_method_folder_rescored_by_score_is_still_dialshifts(tmp_path):
+    """``score OUT/vanilla/predictions`` rewrites OUT/vanilla/results.json; the next ``evaluate --out OUT`` checks that
+    file against OUT/vanilla's marker, not the stale record of OUT's."""
+    from dialshift.io import foreign_files
+    from dialshift.scoring.pipeline import RESULTS_MARKER, RESULTS_WRITES, claim_output_dir, record_output_dir
+
+    out = tmp_path / "out"
+    claim_output_dir(out, "dialshift evaluate", writes=(*RESULTS_WRITES, "vanilla"))
+    method = claim_output_dir(out / "vanilla", "dialshift evaluate", writes=(*RESULTS_WRITES, "predictions"))
+    (method / "results.json").write_text("{}")
+    record_output_dir(method, (*RESULTS_WRITES, "predictions"))
+    record_output_dir(out, (*RESULTS_WRITES, "vanilla"))
+    (method / "results.json").write_text('{"rescored": true}')  # what `dialshift score` does, then records it
+    record_output_dir(method)
+    assert foreign_files(out, RESULTS_MARKER, (*RESULTS_WRITES, "vanilla")) == []
+    (method / "notes.md").write_text("mine")
+    assert foreign_files(out, RESULTS_MARKER, (*RESULTS_WRITES, "vanilla")) == ["vanilla/notes.md"]

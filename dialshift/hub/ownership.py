@@ -86,8 +86,10 @@ def foreign_listed_files(folder, rewritten=None) -> list[str]:
     foreign = []
     for listed in sorted({str(path) for path in marker["files"]}):
         path = folder / listed
-        if listed in ("", ".", MARKER) or ".." in Path(listed).parts or Path(listed).is_absolute() or listed in rebuilt:
+        if listed in ("", ".", MARKER) or ".." in Path(listed).parts or Path(listed).is_absolute():
             continue  # never a file of the folder: carry_over never matches it
+        if listed in rebuilt:
+            continue
         if not (path.exists() or path.is_symlink()):
             continue
         if path.is_symlink() or not path.is_file():
