@@ -31,6 +31,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: The most bootstrap replicates accepted (the papers use 1,000; 10**12 would run for days).
+MAX_REPLICATES = 100_000
+
+
+def replicates(text: str) -> int:
+    """A number of bootstrap replicates: an integer from 1 to :data:`MAX_REPLICATES`."""
+    value = positive_int(text)
+    if value > MAX_REPLICATES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_REPLICATES:,}, got {value}")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     """An integer of at least 0."""
     value = _number(text, int)

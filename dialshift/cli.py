@@ -11,7 +11,9 @@ import errno
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
@@ -33,14 +35,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread on SIGTERM, so that ``finally`` blocks and context managers remove what the
+    command was writing (temporary folders, staging copies) as they do on Ctrl-C."""
+
+
+def _on_sigterm(main_pid: int):
+    def handler(signum, frame):
+        if os.getpid() != main_pid:  # a forked worker inherited the handler: end as SIGTERM always ended it
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated()
+    return handler
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args) -> int:
     try:
         return int(args.func(args) or 0)
     except DialshiftError as error:
         print(f"dialshift {args.command}: error: {one_line(str(error))}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"dialshift {args.command}: terminated (SIGTERM); its temporary files were removed", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print(f"dialshift {args.command}: interrupted", file=sys.stderr)
         return 130

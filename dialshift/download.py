@@ -2,11 +2,12 @@
 
 Every file comes from the raw-file URL of its repository at the commit the manifest pins
 (:mod:`dialshift.sources.manifest`), or out of an archive fetched that way, and is checked against the manifest's size
-and sha256 before it is used. A corpus is written into a staging folder beside ``<data dir>/<corpus>`` (starting
-from a copy of the folder already there, so files of its own stay) and swapped in only when every file of it is
-intact: a failed or interrupted download leaves the previous folder as it was and no partial file. A corpus that is
-already intact is verified and not fetched again. Corpora whose licence is non-commercial or unknown are fetched
-only when accepted by name.
+and sha256 before it is used. The files a corpus lacks (missing, or failing their check) are fetched into a staging
+folder beside ``<data dir>/<corpus>`` and moved to their manifest paths only when every one of them is intact: a
+failed or interrupted download leaves the corpus folder as it was and no partial file. Nothing but the manifest's
+paths is ever written, moved or removed (a file of yours named like a corpus folder is refused, never renamed). A
+corpus that is already intact is verified and not fetched again. Corpora whose licence is non-commercial or unknown
+are fetched only when accepted by name.
 
 ``mirror`` (``--mirror URL``, else ``$DIALSHIFT_DOWNLOAD_MIRROR``) replaces ``https://raw.githubusercontent.com`` in
 every URL: a server laid out as ``OWNER/REPO/COMMIT/PATH`` (a copy of the sources, or a test server).
@@ -14,6 +15,7 @@ every URL: a server laid out as ``OWNER/REPO/COMMIT/PATH`` (a copy of the source
 
 import hashlib
 import http.client
+import math
 import os
 import shutil
 import sys
@@ -27,13 +29,15 @@ from pathlib import Path
 from dialshift import __version__
 from dialshift.data_dir import ENV_VAR, download_dir
 from dialshift.errors import DialshiftError
-from dialshift.io import remove_stale_temporaries, swap_folder, temporary_sibling
-from dialshift.sources.manifest import Corpus, CorpusFile, check_corpus, check_folder, file_problem, shipped_manifest
+from dialshift.io import remove_stale_temporaries, temporary_sibling
+from dialshift.sources.manifest import Corpus, CorpusFile, check_corpus, file_problem, shipped_manifest
 
 RAW_BASE = "https://raw.githubusercontent.com"
 MIRROR_ENV = "DIALSHIFT_DOWNLOAD_MIRROR"
 #: Seconds a connection or a read may stall before the download fails.
 DEFAULT_TIMEOUT = 60.0
+#: The longest stall accepted (a day); longer values overflow the socket's timer.
+MAX_TIMEOUT = 86400.0
 BLOCK = 1 << 16
 
 
@@ -54,6 +58,38 @@ def target_dir(data_dir=None) -> Path:
     if path.exists() and not path.is_dir():
         raise DialshiftError(f"data directory {path} is a file; choose a folder with --data-dir")
     return path.absolute()
+
+
+def check_timeout(timeout) -> float:
+    """``timeout`` if it is a number of seconds in (0, :data:`MAX_TIMEOUT`]; else a one-line error."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+            or not 0 < timeout <= MAX_TIMEOUT:
+        raise DialshiftError(f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got "
+                             f"{timeout!r}")
+    return float(timeout)
+
+
+def check_mirror(mirror, where: str = "--mirror") -> str | None:
+    """``mirror`` if it is an ``http://``, ``https://`` or ``file://`` address (None stays None); else a one-line
+    error naming ``where`` (the flag or :data:`MIRROR_ENV`)."""
+    if mirror is None:
+        return None
+    from urllib.parse import urlsplit
+
+    problem = None
+    try:
+        parts = urlsplit(mirror) if isinstance(mirror, str) else None
+        port = parts.port if parts else None  # raises ValueError for a port out of range or not a number
+    except ValueError as error:
+        parts, problem = None, str(error)
+    if parts is None or problem or parts.scheme not in ("http", "https", "file") \
+            or (parts.scheme != "file" and not parts.hostname) or (parts.scheme == "file" and not parts.path) \
+            or parts.query or parts.fragment or any(c.isspace() or not c.isprintable() for c in mirror):
+        raise DialshiftError(f"{where} {str(mirror)[:200]!r} is not a mirror address: give an http://, https:// or "
+                             "file:// URL of a server laid out as OWNER/REPO/COMMIT/PATH, e.g. "
+                             "http://127.0.0.1:8000" + (f" ({problem})" if problem else ""))
+    del port
+    return mirror
 
 
 def source_url(url: str, mirror: str | None) -> str:
@@ -143,7 +179,6 @@ def _fill(corpus: Corpus, staging: Path, wanted: list[CorpusFile], mirror, timeo
         for item in wanted:
             destination = staging / item.path
             destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.unlink(missing_ok=True)  # an altered copy carried over from the old folder
             if item.url:
                 _fetch(source_url(item.url, mirror), destination, item.size, item.sha256, timeout, bar)
             else:
@@ -155,33 +190,58 @@ def _fill(corpus: Corpus, staging: Path, wanted: list[CorpusFile], mirror, timeo
 
 def download_corpus(corpus: Corpus, root: Path, *, mirror=None, timeout=DEFAULT_TIMEOUT,
                     progress=True) -> CorpusResult:
-    """Make ``root/<corpus>`` hold every file of ``corpus`` intact, fetching only what is missing or altered."""
+    """Make ``root/<corpus>`` hold every file of ``corpus`` intact, fetching only what is missing or altered.
+
+    The files are fetched and checked in a staging folder beside ``root/<corpus>``; only when all of them are
+    intact is each moved to its manifest path (one rename per file). Nothing else in the corpus folder is moved,
+    copied or removed, and a path that is not the manifest's kind (a file of yours named like the corpus folder, a
+    folder where the manifest has a file) is refused, never replaced. A new corpus folder gets the umask's mode."""
     folder = root / corpus.name
-    remove_stale_temporaries(folder)
+    check_corpus_paths(corpus, folder)
+    # only its own staging folders: it never swaps a corpus folder, so a `.<corpus>.old-*` (an earlier version
+    # renamed a file of yours to such a name) is not its to remove
+    remove_stale_temporaries(folder, kinds=("tmp",))
     wanted = [item for item in corpus.files if file_problem(folder / item.path, item)]
     if not wanted:
         return CorpusResult(corpus.name, folder, 0, 0)
     staging = temporary_sibling(folder)
     try:
-        if folder.is_dir():
-            shutil.copytree(folder, staging, symlinks=True)
-        else:
-            staging.mkdir(parents=True)
+        staging.mkdir(parents=True)
         fetched = _fill(corpus, staging, wanted, mirror, timeout, progress)
-        problems = check_folder(staging, corpus)
-        if problems:
-            path, problem = next(iter(problems.items()))
-            raise DialshiftError(f"{corpus.name}/{path}: {problem} after the download")
-        swap_folder(staging, folder)
-    except BaseException:
+        for item in wanted:
+            problem = file_problem(staging / item.path, item)
+            if problem:
+                raise DialshiftError(f"{corpus.name}/{item.path}: {problem} after the download")
+        check_corpus_paths(corpus, folder)  # again: nothing of the user's may have appeared meanwhile
+        for item in wanted:
+            target = folder / item.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / item.path, target)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return CorpusResult(corpus.name, folder, len(wanted), fetched)
 
 
+def check_corpus_paths(corpus: Corpus, folder: Path) -> None:
+    """Refuse, in one line, a corpus folder path that is not a folder (a file or dangling link of the user's named
+    like the corpus) or a manifest file path that is a folder: ``download`` never moves or removes them."""
+    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        raise DialshiftError(f"{folder} exists and is not a folder, so the {corpus.name} corpus cannot be written "
+                             f"there; dialshift does not move or remove it: move it aside, or use another --data-dir")
+    for item in corpus.files:
+        path = folder / item.path
+        for parent in Path(item.path).parents[:-1]:  # the folders on the way, not the corpus folder itself
+            if (folder / parent).exists() and not (folder / parent).is_dir():
+                raise DialshiftError(f"{folder / parent} is not a folder, but the {corpus.name} corpus needs the "
+                                     f"folder {parent}; dialshift does not move or remove it: move it aside")
+        if path.is_dir():
+            raise DialshiftError(f"{path} is a folder, where the {corpus.name} corpus has the file {item.path}; "
+                                 f"dialshift does not move or remove it: move it aside")
+
+
 def select_corpora(names: Iterable[str] | None, manifest: dict[str, Corpus]) -> list[Corpus]:
-    """The corpora named (all when ``names`` is empty), refusing unknown names."""
-    names = list(dict.fromkeys(names or manifest))
+    """The corpora named (all when ``names`` is empty; a string is one name), refusing unknown names."""
+    names = list(dict.fromkeys([names] if isinstance(names, str) else (names or manifest)))
     unknown = [name for name in names if name not in manifest]
     if unknown:
         raise DialshiftError(f"unknown corpus {', '.join(map(repr, unknown))}; the corpora are "
@@ -208,9 +268,8 @@ def download(corpora: Iterable[str] | None = None, data_dir=None, *, accept: Ite
     if unknown:
         raise DialshiftError(f"--accept-licence names unknown corpus {', '.join(map(repr, unknown))}; the corpora "
                              f"are {', '.join(manifest)}")
-    if timeout is None or timeout <= 0:
-        raise DialshiftError(f"timeout must be a positive number of seconds, got {timeout}")
-    mirror = mirror or os.environ.get(MIRROR_ENV) or None
+    check_timeout(timeout)
+    mirror = check_mirror(mirror) if mirror else check_mirror(os.environ.get(MIRROR_ENV) or None, MIRROR_ENV)
     root = target_dir(data_dir)
     pending = [corpus for corpus in chosen if check_corpus(root, corpus)]
     for corpus in chosen:

@@ -20,7 +20,7 @@ import secrets
 import shutil
 import stat
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 #: The kinds of temporary names: ``tmp`` for output being written, ``old`` for a folder being swapped out.
 TEMPORARY_KINDS = ("tmp", "old")
@@ -56,14 +56,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+def stale_temporaries(path, *, locked: bool = False, kinds=TEMPORARY_KINDS) -> list[Path]:
     """The temporary siblings of ``path`` made by :func:`temporary_sibling` (``.<name>.tmp-<pid>-<hex>``,
     ``.<name>.old-<pid>-<hex>``) whose writer (the pid in the name) is gone. With ``locked=True`` the caller holds
     the lock every writer of ``path`` takes, so every such sibling is stale. A name of any other form
-    (``.<name>.tmp-mine``, ``.<name>.old-2024``) is never counted: it was not made here."""
+    (``.<name>.tmp-mine``, ``.<name>.old-2024``) is never counted: it was not made here. ``kinds``: only these
+    kinds of names (a writer that never swaps folders asks for ``("tmp",)``)."""
     path = Path(path)
     found = []
-    for kind in TEMPORARY_KINDS:
+    for kind in kinds:
         for candidate in sorted(path.parent.glob(f".{glob_escape(path.name)}.{kind}-*")):
             pid = _writer_pid(candidate, path.name, kind)
             if pid is None or pid == os.getpid():
@@ -73,10 +74,10 @@ def stale_temporaries(path, *, locked: bool = False) -> list[Path]:
     return found
 
 
-def remove_stale_temporaries(path, *, locked: bool = False) -> list[Path]:
+def remove_stale_temporaries(path, *, locked: bool = False, kinds=TEMPORARY_KINDS) -> list[Path]:
     """Remove :func:`stale_temporaries` of ``path`` (files or folders, never following symlinks); return them."""
     removed = []
-    for candidate in stale_temporaries(path, locked=locked):
+    for candidate in stale_temporaries(path, locked=locked, kinds=kinds):
         try:
             if candidate.is_dir() and not candidate.is_symlink():
                 shutil.rmtree(candidate)
@@ -217,7 +218,8 @@ def restore_interrupted_swap(target) -> Path | None:
 # ----------------------------------------------------------------------------------------------- ownership
 
 
-def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), legacy=(), writes=None) -> Path:
+def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), legacy=(), writes=None,
+                       verified: bool = False) -> Path:
     """Refuse an output folder a writer must not write into; return its absolute path. Nothing is written.
 
     Fine: a missing or empty folder, or one holding ``marker`` (the writer's own mark, left by
@@ -226,6 +228,10 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
     is fine too: nothing of the user's is replaced. Refused with one line: a file; a folder that is or contains one
     of ``inputs`` (the command's own input, e.g. the model being fine-tuned); any other non-empty folder, naming
     what it holds. A folder whose parent cannot be written is refused before any work.
+
+    ``verified``: the marker is not trusted by its presence: it lists the files the writer wrote with their sha256
+    (:func:`record_owned_files`), and every file under ``writes`` (everything but the marker when ``writes`` is
+    None) must be listed with a matching checksum; any other is the user's, and the folder is refused naming it.
     """
     from dialshift.errors import DialshiftError
 
@@ -239,6 +245,7 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
                                  f"choose a new folder for {flag}")
     if path.exists() and not path.is_dir():
         raise DialshiftError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+    check_outside_datasets(path, flag)
     probe = path
     while not probe.exists():
         probe = probe.parent
@@ -246,7 +253,18 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
         raise DialshiftError(f"{flag} {path}: {probe} is a file, so the folder cannot be created")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise DialshiftError(f"{flag} {path}: {probe} is not writable; choose another {flag} or fix its permissions")
-    if not path.is_dir() or any((path / name).exists() for name in (marker, *legacy)):
+    if not path.is_dir():
+        return path
+    if verified and (path / marker).exists():
+        foreign = foreign_files(path, marker, writes)
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise DialshiftError(f"{flag} {path} holds files {marker} does not list as written by dialshift, or "
+                                 f"that changed since ({shown}); dialshift never writes over them: move them out "
+                                 f"of the folder (or delete them if they are dialshift's, from an interrupted run), "
+                                 f"or choose a new or empty {flag}")
+        return path
+    if any((path / name).exists() for name in (marker, *legacy)):
         return path
     entries = sorted(entry.name for entry in os.scandir(path))
     clashes = entries if writes is None else [name for name in entries if name in set(writes)]
@@ -257,11 +275,111 @@ def check_owned_folder(path, marker: str, *, flag: str = "--out", inputs=(), leg
     return path
 
 
+def check_outside_datasets(path, flag: str = "--out") -> None:
+    """Refuse an output folder that is, or lies inside, a dataset folder ``dialshift build`` wrote (it holds
+    ``.dialshift-build.json``): results, models or pages written there would be pushed, carried by every rebuild
+    and, for a nested dataset folder, break the outer one's ``validate``."""
+    from dialshift.errors import DialshiftError
+    from dialshift.hub.layout import MARKER
+
+    path = Path(path).expanduser().absolute()
+    for folder in (path, *path.resolve().parents):
+        if (folder / MARKER).is_file():
+            relation = "is" if folder == path else "is inside"
+            raise DialshiftError(f"{flag} {path} {relation} the dataset folder {folder} (dialshift built it: "
+                                 f"{MARKER}); write outside it: choose another {flag}")
+
+
 def claim_owned_folder(path, marker: str, description: str, **checks) -> Path:
     """:func:`check_owned_folder`, then create the folder and write ``marker`` into it (``description``, one line:
-    which command writes there), so later runs of the writer may replace what it writes. Return the path."""
+    which command writes there), so later runs of the writer may replace what it writes. Return the path. With
+    ``verified=True`` the marker is a JSON document listing the files written (none yet: call
+    :func:`record_owned_files` once they are)."""
     path = check_owned_folder(path, marker, **checks)
     path.mkdir(parents=True, exist_ok=True)
-    if not (path / marker).is_file():
+    if checks.get("verified"):
+        if _owned_record(path / marker) is None:
+            _write_owned_record(path / marker, description, {})
+    elif not (path / marker).is_file():
         atomic_write(path / marker, description.rstrip("\n") + "\n")
     return path
+
+
+def _owned_record(marker_path: Path) -> dict | None:
+    """The JSON marker ``{"tool": "dialshift", "description", "files": {path: sha256}}``, else None (missing, or a
+    marker of the older one-line form, which lists nothing)."""
+    try:
+        document = json.loads(marker_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(document, dict) or document.get("tool") != "dialshift" or \
+            not isinstance(document.get("files"), dict):
+        return None
+    return document
+
+
+def _write_owned_record(marker_path: Path, description: str, files: dict) -> None:
+    atomic_write(marker_path, json.dumps({"tool": "dialshift", "description": description.strip(),
+                                          "files": dict(sorted(files.items()))}, indent=2) + "\n")
+
+
+def _files_under(folder: Path, marker: str, names) -> list[str]:
+    """Relative POSIX paths of the files (symlinks included) under the top-level ``names`` of ``folder`` (every
+    entry when ``names`` is None), markers named ``marker`` at any depth left out."""
+    tops = [entry.name for entry in os.scandir(folder)] if names is None else \
+        [name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
+    found = []
+    for top in sorted(set(tops)):
+        start = folder / top
+        if start.is_symlink() or not start.is_dir():
+            if top != marker:
+                found.append(top)
+            continue
+        for dirpath, dirnames, filenames in os.walk(start):  # never follows symlinked folders
+            here = Path(dirpath)
+            for name in sorted(filenames + [d for d in dirnames if (here / d).is_symlink()]):
+                if name != marker:
+                    found.append((here / name).relative_to(folder).as_posix())
+    return found
+
+
+def foreign_files(folder, marker: str, names=None) -> list[str]:
+    """The files under ``names`` of ``folder`` (everything when None) that ``marker`` does not list with their
+    current sha256 (see :func:`record_owned_files`): the user's, or changed since dialshift wrote them."""
+    folder = Path(folder)
+    records: dict[Path, dict] = {}
+
+    def owner(relative: str) -> tuple[dict, str]:
+        """The record of the innermost folder holding ``marker`` (a method folder ``evaluate`` claimed inside its
+        ``--out``, which ``score`` may rewrite on its own) and the path relative to it."""
+        for parent in PurePosixPath(relative).parents:
+            if parent != PurePosixPath(".") and (folder / parent / marker).is_file():
+                if parent not in records:
+                    records[parent] = (_owned_record(folder / parent / marker) or {}).get("files", {})
+                return records[parent], PurePosixPath(relative).relative_to(parent).as_posix()
+        return top, relative
+
+    top = (_owned_record(folder / marker) or {}).get("files", {})
+    foreign = []
+    for relative in _files_under(folder, marker, names):
+        full = folder / relative
+        recorded, key = owner(relative)
+        if full.is_symlink() or not full.is_file() or recorded.get(key) != \
+                update_digest(hashlib.sha256(), full).hexdigest():
+            foreign.append(relative)
+    return foreign
+
+
+def record_owned_files(folder, marker: str, names=None, description: str | None = None) -> None:
+    """Record in ``marker`` the sha256 of every file under ``names`` of ``folder`` (everything when None): the
+    files the writer wrote, which its later runs may replace. Entries of files that no longer exist are dropped."""
+    folder = Path(folder)
+    document = _owned_record(folder / marker) or {}
+    files = {relative: digest for relative, digest in document.get("files", {}).items()
+             if (folder / relative).is_file()}
+    for relative in _files_under(folder, marker, names):
+        full = folder / relative
+        if full.is_file() and not full.is_symlink():
+            files[relative] = update_digest(hashlib.sha256(), full).hexdigest()
+    _write_owned_record(folder / marker, description or document.get("description") or "written by dialshift",
+                        files)

@@ -110,7 +110,7 @@ def test_validate_flags_a_missing_required_config(tmp_path, capsys):
     [
         (["build", "--config", "nope_*"], "config pattern 'nope_*' matches nothing"),
         (["build", "--family", "nofam"], "unknown family 'nofam'"),
-        (["build", "--num-proc", "0"], "--num-proc must be at least 1"),
+        (["build", "--num-proc", "0"], "--num-proc must be from 1 to"),
         (["build", "--family", "toyfam", "--data-dir", "/nonexistent/data"],
          "data directory /nonexistent/data does not exist"),
         (["validate", "/nonexistent/folder"], "is not a directory"),

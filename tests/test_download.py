@@ -330,3 +330,71 @@ def test_an_unreachable_mirror_is_one_line_and_changes_nothing(server, tmp_path)
     with pytest.raises(DialshiftError, match=r"own/plain/c+/data/a.txt: cannot connect \("):
         fetch(server, tmp_path / "data", ["plain"], mirror=f"http://127.0.0.1:{port}")
     assert os.listdir(tmp_path / "data") == []
+
+
+# ----------------------------------------------------------------------------------------------- nothing of yours moved
+
+
+def test_a_file_of_yours_named_like_a_corpus_is_refused_never_renamed(server, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "plain").write_text("my notes, not a corpus\n")
+    for _ in range(2):  # the second run used to delete the renamed `.plain.old-*` copy
+        with pytest.raises(DialshiftError, match=r"plain exists and is not a folder.*does not move or remove it"):
+            fetch(server, data, ["plain"])
+    assert sorted(os.listdir(data)) == ["plain"] and (data / "plain").read_text() == "my notes, not a corpus\n"
+    (data / "plain").unlink()
+    (data / "plain").mkdir()
+    (data / "plain" / "a.txt").mkdir()  # a folder where the manifest has a file
+    (data / "plain" / "a.txt" / "keep").write_text("mine\n")
+    with pytest.raises(DialshiftError, match=r"a.txt is a folder, where the plain corpus has the file a.txt"):
+        fetch(server, data, ["plain"])
+    assert (data / "plain" / "a.txt" / "keep").read_text() == "mine\n"
+
+
+def test_a_new_corpus_folder_can_be_entered_and_an_old_one_keeps_its_inode(server, tmp_path):
+    data = tmp_path / "data"
+    old = os.umask(0o022)
+    try:
+        fetch(server, data, ["plain"])
+    finally:
+        os.umask(old)
+    assert (data / "plain").stat().st_mode & 0o777 == 0o755
+    assert (data / "plain" / "sub").stat().st_mode & 0o777 == 0o755
+    inode = (data / "plain").stat().st_ino
+    (data / "plain" / "a.txt").write_bytes(b"altered\n")
+    fetch(server, data, ["plain"])
+    assert (data / "plain").stat().st_ino == inode  # repaired in place: the folder itself is never swapped
+    assert (data / "plain" / "a.txt").read_bytes() == PLAIN["a.txt"]
+    assert sorted(os.listdir(data)) == ["plain"]
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "1e400", "-1", "0", "1e300"])
+def test_a_timeout_that_is_not_a_finite_positive_number_is_one_line(server, tmp_path, capsys, timeout):
+    argv = ["download", "--data-dir", str(tmp_path / "data"), "--mirror", server.url, "--timeout", timeout]
+    assert main(argv) == 2
+    assert "--timeout must be a number of seconds above 0" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists() and server.requests == []
+
+
+@pytest.mark.parametrize("mirror", ["notaurl", "ftp://host/x", "http://", "http://[::1", "http://host:99999",
+                                    "http://host/a b"])
+def test_a_mirror_that_is_not_an_address_is_one_line(server, tmp_path, capsys, monkeypatch, mirror):
+    assert main(["download", "--data-dir", str(tmp_path / "data"), "--mirror", mirror]) == 2
+    assert "--mirror" in capsys.readouterr().err
+    monkeypatch.setenv("DIALSHIFT_DOWNLOAD_MIRROR", mirror)
+    assert main(["download", "--data-dir", str(tmp_path / "data")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dialshift download: error: DIALSHIFT_DOWNLOAD_MIRROR") and len(err.splitlines()) == 1
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_file_an_earlier_version_renamed_aside_is_kept(server, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    renamed = data / ".plain.old-999999999-abcd1234"  # the name the old swap gave a user's file `plain`
+    renamed.write_text("my notes\n")
+    staging = data / ".plain.tmp-999999999-abcd1234"  # a staging folder of a killed download: removed
+    staging.mkdir()
+    fetch(server, data, ["plain"])
+    assert renamed.read_text() == "my notes\n" and not staging.exists()

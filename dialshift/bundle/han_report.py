@@ -24,7 +24,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     from dialshift.ranking.selection import score_predictions
     from dialshift.returned import check_distinct_runs, find_returned, read_arrays
     from dialshift.scoring import check_output_dir
-    from dialshift.scoring.pipeline import claim_output_dir
+    from dialshift.scoring.pipeline import claim_output_dir, record_output_dir
     from dialshift.scoring.predictions import write_predictions
 
     inputs = (*paths, dataset)
@@ -56,6 +56,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     summary = summarise(results, protocol)
     write_json_atomic(out / "summary.json", summary)
     atomic_write(out / "results.md", summary_markdown(summary))
+    record_output_dir(out, None)
     return summary
 
 

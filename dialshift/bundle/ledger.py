@@ -51,6 +51,14 @@ def ledger_rows(root) -> list[dict]:
     return sorted(rows, key=lambda row: (str(row["started"] or ""), row["paper"], row["step"]))
 
 
+def _cell(value) -> str:
+    """Text from a returned file as one markdown table cell: on one line, its ``|`` escaped (a ``|`` would split the
+    row into more cells), ``–`` when absent."""
+    if value is None or value == "":
+        return "–"
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
 def _number(value, digits: int) -> str:
     return "–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:,.{digits}f}"
 
@@ -63,8 +71,9 @@ def render_ledger(root) -> str:
     lines = ["| paper | step | started (UTC) | device | wall time (s) | training steps/s | scored pairs/s | files "
              "(sha256) |", "|---|---|---|---|---:|---:|---:|---|"]
     for row in rows:
-        files = "<br>".join(f"`{name}` `{digest}`" for name, digest in row["files"])
-        lines.append(f"| {row['paper']} | {row['step']} | {row['started'] or '–'} | {row['device'] or '–'} | "
+        files = "<br>".join(f"`{_cell(name)}` `{digest}`" for name, digest in row["files"])
+        lines.append(f"| {_cell(row['paper'])} | {_cell(row['step'])} | {_cell(row['started'])} | "
+                     f"{_cell(row['device'])} | "
                      f"{_number(row['seconds'], 0)} | {_number(row['train_steps_per_second'], 1)} | "
                      f"{_number(row['pairs_per_second'], 0)} | {files} |")
     return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     from dialshift.ranking.evaluation import write_method
     from dialshift.returned import check_distinct_runs, find_returned, read_logits
     from dialshift.scoring import ScoringSettings, check_output_dir
-    from dialshift.scoring.pipeline import claim_output_dir
+    from dialshift.scoring.pipeline import claim_output_dir, record_output_dir
     from dialshift.scoring.report import write_report
 
     inputs = (*paths, dataset)
@@ -85,6 +85,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     summary = summarise(documents, configs, temperatures, protocol)
     write_json_atomic(out / "summary.json", summary)
     atomic_write(out / "results.md", summary_markdown(summary))
+    record_output_dir(out, None)
     return summary
 
 

@@ -52,7 +52,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     from dialshift.io import atomic_write, write_json_atomic
     from dialshift.returned import check_distinct_runs, find_returned, read_arrays
     from dialshift.scoring import ScoringSettings, check_output_dir, score_files, write_results
-    from dialshift.scoring.pipeline import claim_output_dir
+    from dialshift.scoring.pipeline import claim_output_dir, record_output_dir
     from dialshift.scoring.predictions import write_predictions
 
     inputs = (*paths, dataset)
@@ -106,6 +106,7 @@ def report(paths, dataset, out, replicates: int = 1000, plots: bool = True, prog
     summary = summarise(results, protocol)
     write_json_atomic(out / "summary.json", summary)
     atomic_write(out / "results.md", summary_markdown(summary))
+    record_output_dir(out, None)
     return summary
 
 

@@ -40,12 +40,15 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    import os
+
     from dialshift.build import build
     from dialshift.errors import DialshiftError
     from dialshift.registry import families, options_from_arguments
 
-    if args.num_proc < 1:
-        raise DialshiftError(f"--num-proc must be at least 1, got {args.num_proc}")
+    most = 4 * (os.cpu_count() or 1)  # more workers than that only fight over the cores (and fork a process each)
+    if not 1 <= args.num_proc <= most:
+        raise DialshiftError(f"--num-proc must be from 1 to {most} (4 per CPU core), got {args.num_proc}")
     options = {name: options_from_arguments(family.options_class, args) for name, family in families().items()}
     result = build(args.config, args.data_dir, args.out, options, families=args.family, num_proc=args.num_proc,
                    seed=args.seed, progress=not args.no_progress)

@@ -25,7 +25,7 @@ See docs/full_scale.md.
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int
+    from dialshift.arguments import positive_int, replicates
 
     parser = subparsers.add_parser("bundle", help="GPU bundle: create, list steps, run a step, report returned logits",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -91,7 +91,7 @@ def register(subparsers) -> None:
     report.add_argument("returned", nargs="+", metavar="PATH", help="folders (or files) brought back by the steps")
     report.add_argument("--dataset", required=True, metavar="FOLDER", help="the dataset folder the bundle came from")
     report.add_argument("--out", required=True, metavar="RESULTS_DIR")
-    report.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
+    report.add_argument("--bootstrap", type=replicates, default=1000, metavar="B",
                         help="bootstrap replicates (default 1000)")
     report.add_argument("--no-plots", action="store_true")
     report.add_argument("--no-progress", action="store_true")

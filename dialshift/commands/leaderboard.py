@@ -20,7 +20,7 @@ example:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int, seed
+    from dialshift.arguments import replicates, seed
 
     parser = subparsers.add_parser("leaderboard", help="score submissions, render the results page, export "
                                    "model-index", description=DESCRIPTION,
@@ -31,9 +31,12 @@ def register(subparsers) -> None:
     score.add_argument("--dataset", required=True, metavar="DIR", help="the dataset folder with the gold answers")
     score.add_argument("--results", default="leaderboard/results", metavar="STORE",
                        help="results store folder (default: leaderboard/results)")
-    score.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B",
+    score.add_argument("--bootstrap", type=replicates, default=1000, metavar="B",
                        help="bootstrap replicates (default 1000)")
     score.add_argument("--bootstrap-seed", type=seed, default=0, help="bootstrap seed (default 0)")
+    score.add_argument("--replace", action="store_true",
+                       help="replace the stored record of this model and method even when this submission covers "
+                            "fewer of its configs (default: refused, so a record never shrinks silently)")
     score.add_argument("--no-progress", action="store_true", help="hide progress bars")
     score.set_defaults(func=run_score)
     render = commands.add_parser("render", help="write the static results page of a results store")
@@ -56,7 +59,7 @@ def run_score(args) -> int:
     check_output_dir(args.results, "--results")
     record = score_submission(args.submission, args.dataset, replicates=args.bootstrap, seed=args.bootstrap_seed,
                               progress=not args.no_progress)
-    path, replaced = write_record(args.results, record)
+    path, replaced = write_record(args.results, record, replace=args.replace)
     config = record["config"]
     print(f"scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
           f"configs: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")

@@ -36,7 +36,7 @@ def task_table() -> str:
 def register(subparsers) -> None:
     import argparse
 
-    from dialshift.arguments import positive_int, seed
+    from dialshift.arguments import replicates, seed
 
     parser = subparsers.add_parser("score", help="score predictions files against a dataset folder (no model)",
                                    description=DESCRIPTION.format(tasks=task_table()),
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
                         help="results folder (default: the predictions folder's parent when it is named "
                              "'predictions', else the predictions folder)")
     parser.add_argument("--split", default=None, help="gold split (default: run.json's, else test)")
-    parser.add_argument("--bootstrap", type=positive_int, default=None, metavar="B",
+    parser.add_argument("--bootstrap", type=replicates, default=None, metavar="B",
                         help="bootstrap replicates (default: run.json's, else 1000)")
     parser.add_argument("--bootstrap-seed", type=seed, default=None,
                         help="bootstrap seed (default: run.json's, else 0)")
@@ -85,7 +85,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from dialshift.scoring import ScoringSettings, check_output_dir, score_directory, write_results
-    from dialshift.scoring.pipeline import claim_output_dir, read_ids
+    from dialshift.scoring.pipeline import claim_output_dir, read_ids, record_output_dir
 
     predictions = Path(args.predictions)
     out = Path(args.out) if args.out else (predictions.parent if predictions.name == "predictions" else predictions)
@@ -105,5 +105,6 @@ def run(args) -> int:
         settings.ids, settings.ids_file = read_ids(args.ids), str(args.ids)
     document = score_directory(predictions, settings, given)
     path = write_results(claim_output_dir(out, "dialshift score"), document, plots=not args.no_plots)
+    record_output_dir(out)
     print(f"scored {len(document['results'])} configs: {path} (summary: {out / 'results.md'})")
     return 0

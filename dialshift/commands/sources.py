@@ -117,10 +117,18 @@ def run(args) -> int:
             print(f"  {name} ({key}): {text}")
     print("\nraw corpora (licence, source, files checked against the manifest; fetch: dialshift download --corpus "
           "NAME):")
-    print_table(("corpus", "licence", "source", "files"), corpus_rows(selected, data_dir))
+    corpora = corpus_rows(selected, data_dir)
+    print_table(("corpus", "licence", "source", "files"), corpora)
     failed = [row[0] for row in rows if row[4] != "ok"]
     if failed:
         raise DialshiftError(f"{len(failed)} of {len(rows)} sources failed: {', '.join(failed)} "
                              "(see the status column)")
+    altered = [(name, status) for name, _, _, status in corpora if status != "intact"]
+    if altered:  # a file that reads with the official counts but is not the pinned one is still wrong data
+        name, status = altered[0]
+        more = f" (and {len(altered) - 1} more corpora)" if len(altered) > 1 else ""
+        raise DialshiftError(f"{len(altered)} raw corpus folder(s) not intact: {name}: {status}{more}; fetch "
+                             f"{'it' if len(altered) == 1 else 'them'} again: dialshift download "
+                             + " ".join(f"--corpus {n}" for n, _ in altered))
     print(f"\nall {len(rows)} sources ok")
     return 0

@@ -9,9 +9,10 @@ from dialshift.errors import DialshiftError
 README = "README.md"
 #: The card's YAML key holding dialshift's own metadata: ``{version, configs: {name: {config, facts, files}}}``.
 METADATA_KEY = "dialshift"
-#: The file that marks a folder as written by ``dialshift build``; it lists the files the builder owns there.
+#: The file that marks a folder as written by ``dialshift build``; it lists the files the builder owns there and, from
+#: format 2, the sha256 of each as written (a listed file with another checksum is not the builder's).
 MARKER = ".dialshift-build.json"
-MARKER_FORMAT = 1
+MARKER_FORMAT = 2
 
 
 def parquet_name(split: str) -> str:

@@ -1,13 +1,15 @@
-"""Ownership of output folders: the builder only replaces a folder it wrote (its marker lists the files), and only
-when the folder's card can vouch for every config the marker lists."""
+"""Ownership of output folders: the builder only replaces a folder it wrote (its marker lists the files, with the
+checksum of each as it wrote it), only when every listed file still is what it wrote, and only when the folder's card
+can vouch for every config the marker lists."""
 
+import hashlib
 import os
 from pathlib import Path
 
 from dialshift.errors import DialshiftError
 from dialshift.hub.layout import MARKER, METADATA_KEY, README, output_path, parquet_name
 from dialshift.hub.marker import marker_configs, read_marker, rebuild_all_hint
-from dialshift.hub.reading import declared_configs, load_card, read_card
+from dialshift.hub.reading import declared_configs, folder_metadata, load_card, read_card
 
 #: Foreign entries named in a refusal (the rest are counted).
 SHOWN_FOREIGN = 5
@@ -23,6 +25,11 @@ def owned_files(folder) -> set[str] | None:
     marker = read_marker(folder)
     if marker is not None:
         return {str(path) for path in marker["files"]} | {MARKER}
+    return _legacy_owned_files(folder)
+
+
+def _legacy_owned_files(folder: Path) -> set[str] | None:
+    """What a folder built before markers existed owns: its dialshift card and the parquet files it declares."""
     if not (folder / README).is_file():
         return None
     try:
@@ -33,6 +40,77 @@ def owned_files(folder) -> set[str] | None:
     except DialshiftError:
         return None
     return {README} | {f"{name}/{parquet_name(split)}" for name, splits in declared.items() for split in splits}
+
+
+def _sha256(path: Path) -> str:
+    from dialshift.io import update_digest
+
+    return update_digest(hashlib.sha256(), path).hexdigest()
+
+
+def foreign_listed_files(folder, rewritten=None) -> list[str]:
+    """The files the folder's marker lists as written by ``dialshift build`` that are not what it wrote, sorted: a
+    rebuild would delete them, so they are the user's until proven otherwise.
+
+    A marker of format 2 records each file's sha256; a listed file that exists with another checksum (or is not a
+    plain file) is foreign. A marker of format 1 (no checksums) vouches only for the card and the parquet files
+    the card declares, each parquet file matching the fingerprint the card recorded; any other listed file that
+    exists is foreign (a hand-made marker listing ``notes.txt``). Missing files are not listed (nothing to lose).
+
+    ``rewritten``: the configs the caller rebuilds or keeps (default: every config the card declares, as
+    ``dialshift build`` does). Their parquet files that dialshift's card declares are not listed even when changed:
+    a rebuilt config's damaged file is what ``validate`` tells the user to rebuild (the rebuild writes exactly that
+    path), and a kept config's files are checked against the card's fingerprints and refused by name, never
+    deleted. Only the files of a config a direct :func:`dialshift.hub.write_hub_folder` call drops are checked."""
+    folder = Path(folder)
+    marker = read_marker(folder)
+    if marker is None:
+        return []
+    try:
+        declared = declared_configs(folder) if METADATA_KEY in read_card(folder).data.to_dict() else {}
+    except (DialshiftError, OSError):
+        declared = {}
+    rewritten = set(declared) if rewritten is None else set(rewritten) & set(declared)
+    rebuilt = {f"{name}/{parquet_name(split)}" for name in rewritten for split in declared[name]}
+    recorded = marker.get("sha256") if isinstance(marker.get("sha256"), dict) else None
+    vouched: dict[str, str | None] = {}
+    if recorded is None:
+        legacy = _legacy_owned_files(folder) or set()
+        try:
+            fingerprints = {path: entry.get("sha256") for config in folder_metadata(folder).values()
+                            if isinstance(config, dict) and isinstance(config.get("files"), dict)
+                            for path, entry in config["files"].items() if isinstance(entry, dict)}
+        except DialshiftError:
+            fingerprints = {}
+        vouched = {path: fingerprints.get(path) for path in legacy if path != README}
+    foreign = []
+    for listed in sorted({str(path) for path in marker["files"]}):
+        path = folder / listed
+        if listed in ("", ".", MARKER) or ".." in Path(listed).parts or Path(listed).is_absolute():
+            continue  # never a file of the folder: carry_over never matches it
+        if listed in rebuilt:
+            continue
+        if not (path.exists() or path.is_symlink()):
+            continue
+        if path.is_symlink() or not path.is_file():
+            foreign.append(listed)
+        elif recorded is not None:
+            if recorded.get(listed) != _sha256(path):
+                foreign.append(listed)
+        elif listed == README:
+            continue  # format 1: the card is checked by check_card_matches_marker (dialshift's, or refused)
+        elif listed not in vouched or (vouched[listed] is not None and vouched[listed] != _sha256(path)):
+            foreign.append(listed)
+    return foreign
+
+
+def check_not_nested(out_dir: Path) -> None:
+    """Refuse an output folder inside a folder ``dialshift build`` wrote: the outer folder would then hold parquet
+    files its card does not declare (``validate`` fails) and a rebuild of it would carry the inner one along."""
+    for parent in out_dir.resolve().parents:
+        if (parent / MARKER).is_file():
+            raise DialshiftError(f"--out {out_dir} is inside {parent}, a folder dialshift built ({MARKER}): a "
+                                 f"dataset folder inside another breaks the outer one; choose an --out outside it")
 
 
 def check_output_folder(out_dir, *, protected=(), rebuilding=None) -> Path:
@@ -53,6 +131,7 @@ def check_output_folder(out_dir, *, protected=(), rebuilding=None) -> Path:
                                  f"choose an output folder outside it")
     if out_dir.exists() and not out_dir.is_dir():
         raise DialshiftError(f"output path {out_dir} exists and is not a directory; choose another --out")
+    check_not_nested(out_dir)
     if not out_dir.is_dir():
         return out_dir
     try:
@@ -67,7 +146,23 @@ def check_output_folder(out_dir, *, protected=(), rebuilding=None) -> Path:
                              f"choose a new or empty --out")
     if rebuilding is not None:
         check_card_matches_marker(out_dir, rebuilding)
+    refuse_foreign_listed(out_dir, foreign_listed_files(out_dir))
     return out_dir
+
+
+def refuse_foreign_listed(out_dir: Path, foreign: list[str]) -> None:
+    """One line naming the ``foreign`` files the marker lists (see :func:`foreign_listed_files`), if any."""
+    if foreign:
+        shown = ", ".join(foreign[:SHOWN_FOREIGN]) + (f" and {len(foreign) - SHOWN_FOREIGN} more"
+                                                      if len(foreign) > SHOWN_FOREIGN else "")
+        them = "it" if len(foreign) == 1 else "them"
+        raise DialshiftError(f"{out_dir / MARKER} lists {shown} as written by dialshift build, but "
+                             f"{'it is' if len(foreign) == 1 else 'they are'} not what it wrote (another checksum, or "
+                             f"a file it never recorded), so a build would delete {them}; dialshift never does: if "
+                             f"{them} {'is' if len(foreign) == 1 else 'are'} yours, move {them} out of the folder; if "
+                             f"dialshift's own but damaged, delete {them} (rm "
+                             + " ".join(str(out_dir / path) for path in foreign[:SHOWN_FOREIGN])
+                             + "); then build again")
 
 
 def check_card_matches_marker(out_dir, rebuilding=()) -> None:

@@ -13,7 +13,7 @@ from dialshift import __version__
 from dialshift.errors import DialshiftError
 from dialshift.hub.card import FamilyCard, render_card
 from dialshift.hub.carry import carry_over
-from dialshift.hub.fingerprints import check_config_files, config_fingerprints
+from dialshift.hub.fingerprints import check_config_files, config_fingerprints, file_fingerprint
 from dialshift.hub.layout import (
     MARKER,
     MARKER_FORMAT,
@@ -25,7 +25,7 @@ from dialshift.hub.layout import (
     rebuild_hint,
 )
 from dialshift.hub.locking import folder_lock
-from dialshift.hub.ownership import check_output_folder, owned_files
+from dialshift.hub.ownership import check_output_folder, foreign_listed_files, owned_files, refuse_foreign_listed
 from dialshift.hub.reading import card_infos, folder_metadata
 from dialshift.io import atomic_write, swap_folder, temporary_sibling
 
@@ -54,6 +54,7 @@ def write_hub_folder(
         check_config_name(name)
     with folder_lock(out_dir):
         check_output_folder(out_dir, rebuilding=set(configs))
+        refuse_foreign_listed(out_dir, foreign_listed_files(out_dir, set(configs) | set(keep)))
         owned = (owned_files(out_dir) or set()) if out_dir.is_dir() else set()
         old_infos, old_meta = (card_infos(out_dir), folder_metadata(out_dir)) if keep else ({}, {})
         for name in keep:
@@ -81,10 +82,21 @@ def write_hub_folder(
                 if name in configs or "files" not in entry:
                     entry["files"] = config_fingerprints(tmp, name, sorted(infos[name].splits))
             atomic_write(tmp / README, render_card(infos, cards, pretty_name=pretty_name, folder=tmp, metadata=meta))
-            written = sorted({README} | {path for entry in meta.values() for path in entry["files"]})
+            checksums = {path: fingerprint["sha256"] for entry in meta.values()
+                         for path, fingerprint in entry["files"].items()}
+            checksums[README] = file_fingerprint(tmp / README)["sha256"]
+            written = sorted(checksums)
             atomic_write(tmp / MARKER, json.dumps({"tool": "dialshift", "format": MARKER_FORMAT,
-                                                   "version": __version__, "files": written}, indent=2) + "\n")
+                                                   "version": __version__, "files": written,
+                                                   "sha256": {path: checksums[path] for path in written}},
+                                                  indent=2) + "\n")
             if out_dir.is_dir():
+                clashes = [path for path in written if path not in owned
+                           and ((out_dir / path).exists() or (out_dir / path).is_symlink())]
+                if clashes:  # a file of the user's where this build writes one: never replaced
+                    raise DialshiftError(f"{out_dir}: {', '.join(clashes[:5])} {'is' if len(clashes) == 1 else 'are'} "
+                                         f"not listed in {MARKER} as written by dialshift build, and this build "
+                                         "writes there; dialshift does not replace your files: move them aside")
                 carry_over(out_dir, tmp, owned | set(written))
             swap_folder(tmp, out_dir)
         except BaseException:

@@ -163,12 +163,42 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
     return record
 
 
-def write_record(store, record: dict) -> tuple[Path, bool]:
+def _scored_configs(record: dict) -> set[str]:
+    results = record.get("results")
+    return set(results) if isinstance(results, dict) else set()
+
+
+def check_no_twin(store, family: str, model: str, method: str, path: Path) -> None:
+    """Refuse a record whose names equal another record's once normalised (NFC, no format characters, no outer
+    space) but not exactly: on the page the two would look the same. Records of stores written before names were
+    normalised may hold such names."""
+    from dialshift.leaderboard.submission import normalised_name
+
+    key = tuple(map(normalised_name, (family, model, method)))
+    folder = Path(store) / slug(family)
+    for other in sorted(folder.glob(f"*{RECORD_SUFFIX}")) if folder.is_dir() else ():
+        if other == path or other.is_symlink():
+            continue
+        try:
+            config = read_record(other).get("config") or {}
+        except DialshiftError:
+            continue
+        names = (config.get("family"), config.get("model_name"), config.get("method"))
+        if all(isinstance(n, str) for n in names) and tuple(map(normalised_name, names)) == key \
+                and names != (family, model, method):
+            raise DialshiftError(f"{other}: already holds {names[1]!r} ({names[2]}), which looks the same as "
+                                 f"{model!r} ({method}); score under that exact name to replace it, or choose "
+                                 "another name")
+
+
+def write_record(store, record: dict, *, replace: bool = False) -> tuple[Path, bool]:
     """Write ``record`` into the store atomically; return ``(path, replaced)``.
 
-    Only a record of the same family, model and method (exact strings) is replaced. A record of that submission
-    stored under the older lossy name is read first and moved to the new name (removed once the new file is
-    written); a record of another submission under that older name is left alone.
+    Only a record of the same family, model and method (exact strings) is replaced, and never silently by a smaller
+    one: a record that would drop configs the stored one has is refused unless ``replace``. A name that looks like
+    another record's (equal once normalised) is refused. A record of that submission stored under the older lossy
+    name is read first and moved to the new name (removed once the new file is written); a record of another
+    submission under that older name is left alone.
     """
     from dialshift.io import write_json_atomic
 
@@ -183,10 +213,21 @@ def write_record(store, record: dict) -> tuple[Path, bool]:
             legacy_same = same_submission(read_record(legacy), *key)
         except DialshiftError:
             legacy_same = False
+    check_no_twin(store, *key, path)
+    existing = None
     if path.is_file():
         existing = read_record(path)
         if not same_submission(existing, *key):  # a 64-bit collision or a hand-edited file: never overwrite it
             raise DialshiftError(f"{path}: holds a record of another submission; move it aside and score again")
+    elif legacy_same:
+        existing = read_record(legacy)
+    lost = sorted(_scored_configs(existing) - _scored_configs(record)) if existing else []
+    if lost and not replace:
+        shown = ", ".join(lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+        raise DialshiftError(f"{path}: the stored record of {key[1]!r} ({key[2]}) covers "
+                             f"{len(_scored_configs(existing))} configs and this submission "
+                             f"{len(_scored_configs(record))}: replacing it would drop {shown}; submit every config "
+                             "again, or pass --replace to replace the record with the smaller one")
     write_json_atomic(path, record)
     if legacy_same:
         legacy.unlink(missing_ok=True)

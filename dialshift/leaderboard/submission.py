@@ -76,6 +76,19 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+#: Fields that name a record (compared to find the record a submission replaces): normalised before comparison.
+NAME_FIELDS = ("model", "method", "family")
+
+
+def normalised_name(value: str) -> str:
+    """``value`` as names are compared: NFC, without format characters (zero-width space, direction overrides and
+    the like, Unicode category Cf) and without leading or trailing white space."""
+    import unicodedata
+
+    value = unicodedata.normalize("NFC", value)
+    return "".join(c for c in value if unicodedata.category(c) != "Cf").strip()
+
+
 @dataclass
 class Submission:
     """A checked submission: its ``metadata`` (``submission.json``), ``files`` (``{config: predictions path}``) and
@@ -129,6 +142,13 @@ def check_metadata(document, where: str) -> dict:
                     (abs(v) <= MAX_INTEGER if item_type is int else len(v) <= MAX_TEXT and not text_problem(v))
                     for v in value) or len(value) > 1000:
                 raise DialshiftError(f"{where}: field {name!r} must be a list of {item_type.__name__}s ({description})")
+    for name in NAME_FIELDS:
+        value = document.get(name)
+        if isinstance(value, str) and normalised_name(value) != value:
+            raise DialshiftError(f"{where}: field {name!r} changes when normalised (NFC, no invisible format "
+                                 "characters such as a zero-width space or a direction override, no leading or "
+                                 f"trailing space), so it could pose as another entry: write it as "
+                                 f"{clip(normalised_name(value), 80)!r}")
     if not re.fullmatch(r"https?://[^\s<>\"']+", document["link"]):
         raise DialshiftError(f"{where}: field 'link' must be an http:// or https:// address, got "
                              f"{clip(document['link'], 60)!r}")

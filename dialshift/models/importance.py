@@ -80,10 +80,11 @@ def cls_attention(model, sequences, pad_id: int, *, first_segment_lengths=None, 
 
     Shared by :func:`word_importance` and :func:`dialshift.ranking.attention.utterance_attention`."""
     import torch
-    from tqdm.auto import tqdm
+
+    from dialshift.heartbeat import progress_bar
 
     device = next(model.parameters()).device
-    with torch.inference_mode(), tqdm(total=len(sequences), desc=desc, unit=unit, disable=not progress) as bar:
+    with torch.inference_mode(), progress_bar(len(sequences), desc, unit, progress) as bar:
         for rows in sorted_batches([len(ids) for ids in sequences], batch_size):
             firsts = None if first_segment_lengths is None else [first_segment_lengths[r] for r in rows]
             batch = pad_batch([sequences[r] for r in rows], pad_id, firsts)

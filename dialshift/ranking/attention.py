@@ -140,14 +140,18 @@ def evaluate_attention(settings) -> dict:
     from dialshift.hub.reading import data_files
     from dialshift.io import write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
-    from dialshift.ranking.evaluation import scoring_settings
+    from dialshift.ranking.evaluation import check_scoring_options, scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
-    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
+    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.predictions import write_predictions
 
     method_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")
-    settings.out_dir = check_output_dir(settings.out_dir, writes=(METHOD,))
+    # OUT holds OUT/attention; refused, like plain evaluate, when it holds results of the user's (a later `score
+    # --out OUT` or `evaluate --out OUT` writes OUT/results.md)
+    top_writes = (*RESULTS_WRITES, METHOD)
+    settings.out_dir = check_output_dir(settings.out_dir, writes=top_writes)
     check_output_dir(settings.out_dir / METHOD, writes=method_writes)
+    check_scoring_options(settings)
     if len(settings.model_dirs) != 1:
         raise DialshiftError(f"--attention reads the attention of one ranker; got {len(settings.model_dirs)} "
                              "--model-dir (run once per ranker)")
@@ -175,7 +179,7 @@ def evaluate_attention(settings) -> dict:
     scores = utterance_attention(model_dir, [c for c, _ in pairs], [r for _, r in pairs],
                                  batch_size=settings.batch_size, device=device, progress=settings.progress)
 
-    claim_output_dir(settings.out_dir, "dialshift evaluate --attention", writes=(METHOD,))
+    claim_output_dir(settings.out_dir, "dialshift evaluate --attention", writes=top_writes)
     method_dir = claim_output_dir(settings.out_dir / METHOD, "dialshift evaluate --attention", writes=method_writes)
     folder = method_dir / "predictions"
     for name, d in data.items():
@@ -188,5 +192,7 @@ def evaluate_attention(settings) -> dict:
     write_json_atomic(folder / RUN_FILE, {"run": run, "scoring": scoring.describe()})
     document = score_directory(folder, scoring)
     write_results(method_dir, document, plots=settings.plots)
+    record_output_dir(method_dir, method_writes)
+    record_output_dir(settings.out_dir, top_writes)
     return document
 

@@ -158,6 +158,19 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
     return logits
 
 
+def check_scoring_options(settings: EvaluationSettings) -> None:
+    """The scoring options of ``settings`` checked before any model is loaded (not after every pass is scored):
+    ``--ece-bins`` by the task's rule, ``--bootstrap`` at most :data:`dialshift.arguments.MAX_REPLICATES`."""
+    from dialshift.arguments import MAX_REPLICATES
+    from dialshift.scoring.tasks import check_option
+
+    if settings.ece_bins is not None:
+        check_option("ece_bins", settings.ece_bins, "--ece-bins")
+    if isinstance(settings.replicates, bool) or not isinstance(settings.replicates, int) \
+            or not 1 <= settings.replicates <= MAX_REPLICATES:
+        raise DialshiftError(f"--bootstrap = {settings.replicates!r}: must be an integer from 1 to {MAX_REPLICATES:,}")
+
+
 def scoring_settings(settings: EvaluationSettings):
     from dialshift.scoring import ScoringSettings
 
@@ -192,7 +205,7 @@ def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}``. Settings with ``attention`` set are run by
     :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there)."""
     from dialshift.scoring import check_output_dir
-    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir
+    from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.report import write_report
 
     if settings.attention:
@@ -200,6 +213,7 @@ def evaluate(settings: EvaluationSettings) -> dict:
 
     writes = (*RESULTS_WRITES, *METHODS)
     settings.out_dir = check_output_dir(settings.out_dir, writes=writes)  # before any work: a bad --out fails at once
+    check_scoring_options(settings)
     for method in settings.methods:
         check_output_dir(settings.out_dir / method, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
     if not settings.model_dirs:
@@ -235,6 +249,8 @@ def evaluate(settings: EvaluationSettings) -> dict:
                                        per_config, temperature, run_config_description(settings, method, metas, data),
                                        scoring)
         write_report(settings.out_dir, load_documents(settings.out_dir), plots=settings.plots)
+        record_output_dir(settings.out_dir / method, (*RESULTS_WRITES, RUN_FILE, "predictions"))
+        record_output_dir(settings.out_dir, writes)
     return {method: outputs[method] for method in settings.methods}
 
 

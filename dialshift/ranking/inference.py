@@ -43,7 +43,8 @@ def score_pairs(ranker: Ranker, pairs, batch_size: int = 64, dropout_seed: int |
     """One logit per ``(context_turns, candidate)`` pair (or per pair of an :func:`encode` result); with
     ``dropout_seed`` one MC-dropout pass under that seed."""
     import torch
-    from tqdm.auto import tqdm
+
+    from dialshift.heartbeat import progress_bar
 
     encoded = pairs if isinstance(pairs, EncodedPairs) else encode(ranker, pairs)
     logits = np.empty(len(encoded), dtype=np.float32)
@@ -55,7 +56,7 @@ def score_pairs(ranker: Ranker, pairs, batch_size: int = 64, dropout_seed: int |
         torch.manual_seed(dropout_seed)
     pending = []  # CUDA: logits stay on the device until the end (no synchronisation per batch)
     try:
-        with torch.inference_mode(), tqdm(total=len(encoded), desc=desc, unit="pair", disable=not progress) as bar:
+        with torch.inference_mode(), progress_bar(len(encoded), desc, "pair", progress) as bar:
             for rows, batch in encoded.batches(batch_size, pin):  # length-sorted: less padding
                 batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
                 out = model(**batch).logits[:, 0].float()

@@ -104,7 +104,7 @@ def check_output_dir(path, flag: str = "--out", writes=RESULTS_WRITES, inputs=()
     wrote)."""
     from dialshift.io import check_owned_folder
 
-    return check_owned_folder(path, RESULTS_MARKER, flag=flag, writes=writes, inputs=inputs)
+    return check_owned_folder(path, RESULTS_MARKER, flag=flag, writes=writes, inputs=inputs, verified=True)
 
 
 def claim_output_dir(path, command: str, flag: str = "--out", writes=RESULTS_WRITES, inputs=()) -> Path:
@@ -112,7 +112,15 @@ def claim_output_dir(path, command: str, flag: str = "--out", writes=RESULTS_WRI
     from dialshift.io import claim_owned_folder
 
     return claim_owned_folder(path, RESULTS_MARKER, f"results written by `{command}`; it may write here again",
-                              flag=flag, writes=writes, inputs=inputs)
+                              flag=flag, writes=writes, inputs=inputs, verified=True)
+
+
+def record_output_dir(path, writes=RESULTS_WRITES) -> None:
+    """Record the files written under ``writes`` of a claimed results folder (everything when None) in its marker,
+    with their sha256: only files so recorded, unchanged, are ever written over (:func:`check_output_dir`)."""
+    from dialshift.io import record_owned_files
+
+    record_owned_files(path, RESULTS_MARKER, writes)
 
 
 # ----------------------------------------------------------------------------------------------- reading
