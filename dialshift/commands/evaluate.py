@@ -59,7 +59,8 @@ def register(subparsers) -> None:
                         help="evaluate at most N instances per config: those with the smallest hash of (sample seed, "
                              "id), so the same ids are kept in every config (default: all)")
     parser.add_argument("--sample-seed", type=seed, default=0, help="seed of the --max-instances subsample")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="pairs per forward pass (default: 64)")
+    parser.add_argument("--batch-size", type=positive_int, default=None,
+                        help="pairs per forward pass (default: 16 on a CPU, 64 on a GPU)")
     parser.add_argument("--dropout-passes", type=positive_int, default=5, help="MC-dropout passes N (default: 5)")
     parser.add_argument("--dropout-seed", type=seed, default=0, help="torch seed of the first MC-dropout pass")
     parser.add_argument("--ece-bins", type=positive_int, default=None,
@@ -96,7 +97,8 @@ def register(subparsers) -> None:
                           help="int8: dynamic int8 quantisation of the Linear layers (CPU; faster, scores change "
                                "slightly; default: none)")
     adapters.add_argument("--threads", type=positive_int, default=None,
-                          help="CPU threads of torch (default: one per core this process may run on)")
+                          help="CPU threads of torch (default: OMP_NUM_THREADS, else the cores this process may run on "
+                               "less those the machine's load keeps busy, at least 1)")
     parser.add_argument("--attention", action="store_true",
                         help="per-utterance attention of the first --model-dir on attention_distribution configs "
                              "(default configs: all of them), scored as the DAS ratio, in OUT/attention")

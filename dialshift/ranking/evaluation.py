@@ -28,6 +28,9 @@ from dialshift.models.uncertainty import METHODS, predictive
 
 #: The config tasks ``dialshift evaluate`` scores: one logit per candidate, the softmax over an instance's candidates.
 TASKS = ("response_ranking", "pairwise_selection")
+#: Pairs per forward pass by device type: on a CPU small length-sorted batches pad less and stay in cache
+#: (benchmarks/ranker.py --compare-cpu-paths measures it), a GPU wants large ones.
+DEFAULT_BATCH_SIZE = {"cpu": 16, "cuda": 64}
 #: Decimals kept in the predictions files: logits, probabilities and their variance over passes.
 PREDICTION_DIGITS = {"scores": 6, "probabilities": 7, "uncertainty": 9}
 
@@ -42,7 +45,7 @@ class EvaluationSettings:
     split: str = "test"
     max_instances: int | None = None
     sample_seed: int = 0
-    batch_size: int = 64
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device type
     dropout_passes: int = 5
     dropout_seed: int = 0
     ece_bins: int | None = None  # None: the task's default (15, as Lee et al.'s report script)
@@ -155,6 +158,7 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
     precision = resolve_precision(settings.precision, device, "scoring")
     attn = resolve_attention(settings.attn, precision, "scoring")
+    batch_size = settings.batch_size or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 64)
     encoded = {} if encoded is None else encoded
     by_model: dict[str, list] = {}
     for model_dir, seed in needed:
@@ -171,7 +175,7 @@ def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, enco
         with precision_context("tf32" if precision == "tf32" else "fp32", device):
             for seed in seeds:
                 desc = f"{Path(model_dir).name}" + (f" dropout {seed}" if seed is not None else "")
-                logits[(model_dir, seed)] = scorer.score(encoded[key], settings.batch_size, dropout_seed=seed,
+                logits[(model_dir, seed)] = scorer.score(encoded[key], batch_size, dropout_seed=seed,
                                                          progress=settings.progress, desc=desc)
         del scorer
     return logits

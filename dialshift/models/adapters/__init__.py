@@ -120,15 +120,27 @@ def model_meta(path, model_type: str = "auto", options: AdapterOptions | None = 
             "max_length": options.max_length or folder_max_length(Path(path))}
 
 
+def machine_threads() -> int:
+    """The CPU threads worth using now: the CPUs this process may run on (its affinity mask, which containers and
+    ``taskset`` narrow) less those other processes keep busy (the 1-minute load average), at least one. On a shared
+    machine extra threads only wait for each other: on 2 busy cores one thread scored 1.5x the pairs/s of two
+    (benchmarks/ranker.py --compare-cpu-paths); the logits do not depend on the thread count."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0))
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(cpus, int(cpus - busy + 0.5)))
+
+
 def set_threads(threads: int | None = None) -> int:
-    """Set torch's CPU threads: ``threads``, else ``OMP_NUM_THREADS`` when set, else one per CPU this process may
-    run on (its affinity mask, which containers and ``taskset`` narrow); return the number set."""
+    """Set torch's CPU threads: ``threads``, else ``OMP_NUM_THREADS`` when set, else :func:`machine_threads`;
+    return the number set."""
     import os
 
     import torch
 
     if threads is None:
         env = os.environ.get("OMP_NUM_THREADS", "")
-        threads = int(env) if env.isdigit() and int(env) > 0 else len(os.sched_getaffinity(0))
+        threads = int(env) if env.isdigit() and int(env) > 0 else machine_threads()
     torch.set_num_threads(threads)
     return threads
