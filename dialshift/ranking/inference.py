@@ -42,31 +42,43 @@ def score_pairs(ranker: Ranker, pairs, batch_size: int = 64, dropout_seed: int |
                 desc: str = "scoring") -> np.ndarray:
     """One logit per ``(context_turns, candidate)`` pair (or per pair of an :func:`encode` result); with
     ``dropout_seed`` one MC-dropout pass under that seed."""
+    encoded = pairs if isinstance(pairs, EncodedPairs) else encode(ranker, pairs)
+    return run_batches(ranker.model, encoded, batch_size, lambda model, batch: model(**batch).logits[:, 0],
+                       dropout_seed=dropout_seed, progress=progress, desc=desc)
+
+
+def run_batches(model, encoded, batch_size: int, forward, dropout_seed: int | None = None, progress: bool = True,
+                desc: str = "scoring") -> np.ndarray:
+    """``forward(model, batch)`` (one score per row, a tensor) over the length-sorted batches of ``encoded`` (an
+    object with ``len()`` and ``batches(batch_size, pin)`` yielding ``(rows, batch)``, as :class:`EncodedPairs`),
+    under ``torch.inference_mode()``; the scores in ``encoded``'s order as ``float32`` (``N x D`` when ``forward``
+    gives ``D`` values per row, e.g. embeddings). With ``dropout_seed`` one MC-dropout pass under that seed. Every
+    model adapter (:mod:`dialshift.models.adapters`) scores through this loop."""
     import torch
 
     from dialshift.heartbeat import progress_bar
 
-    encoded = pairs if isinstance(pairs, EncodedPairs) else encode(ranker, pairs)
-    logits = np.empty(len(encoded), dtype=np.float32)
-    model = ranker.model
+    scores = None
     device = next(model.parameters()).device
     pin = device.type == "cuda"
     set_mc_dropout(model, dropout_seed is not None)
     if dropout_seed is not None:
         torch.manual_seed(dropout_seed)
-    pending = []  # CUDA: logits stay on the device until the end (no synchronisation per batch)
+    pending = []  # CUDA: scores stay on the device until the end (no synchronisation per batch)
     try:
         with torch.inference_mode(), progress_bar(len(encoded), desc, "pair", progress) as bar:
             for rows, batch in encoded.batches(batch_size, pin):  # length-sorted: less padding
                 batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-                out = model(**batch).logits[:, 0].float()
+                out = forward(model, batch).float()
+                if scores is None:
+                    scores = np.empty((len(encoded), *out.shape[1:]), dtype=np.float32)
                 if pin:
                     pending.append((rows, out))
                 else:
-                    logits[rows] = out.cpu().numpy()
+                    scores[rows] = out.cpu().numpy()
                 bar.update(len(rows))
             for rows, out in pending:
-                logits[rows] = out.cpu().numpy()
+                scores[rows] = out.cpu().numpy()
     finally:
         set_mc_dropout(model, False)
-    return logits
+    return np.empty(0, dtype=np.float32) if scores is None else scores
