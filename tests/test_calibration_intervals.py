@@ -20,7 +20,7 @@ def test_intervals_cover_the_truth_near_calibration():
     (docs/metrics.md); these must cover at least COVERAGE, and the test must keep its size."""
     summary, _ = calibration_coverage.run([3000], datasets=12, replicates=100,
                                           scenarios=["calibrated", "over-confident by 0.05"])
-    for (scenario, n), row in summary.items():
+    for (scenario, _), row in summary.items():
         for metric in calibration_coverage.METRICS:
             assert row["coverage"][metric] >= COVERAGE, (scenario, metric, row["coverage"])
             assert row["difference"][metric] >= COVERAGE, (scenario, metric, row["difference"])

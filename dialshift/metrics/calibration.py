@@ -38,7 +38,7 @@ from dialshift.metrics._checks import (
     check_same_length,
     row_blocks,
 )
-from dialshift.metrics._weighted import weighted_bincount, weighted_mean
+from dialshift.metrics._weighted import weighted_bincount, weighted_mean, weighted_sums
 
 BINNINGS = ("equal_width", "equal_mass")
 NORMS = ("l1", "l2", "max")
@@ -196,6 +196,9 @@ def ece_compute(stats: dict, n_bins: int = 15, weights=None, norm: str = "l1"):
     ``_compute`` of :func:`ece`): a float, or an array of ``R`` for ``R x N`` weights."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     gaps = confidence - np.asarray(stats["correct"], dtype=np.float64)
+    if np.ndim(weights) == 2:  # a block of replicates: counts and gap sums from one product
+        sums = weighted_sums([stats["bin"], np.asarray(stats["bin"]) + n_bins], [None, gaps], 2 * n_bins, weights)
+        return calibration_error(sums[:, :n_bins], sums[:, n_bins:], norm)
     return calibration_error(weighted_bincount(stats["bin"], None, n_bins, weights),
                              weighted_bincount(stats["bin"], gaps, n_bins, weights), norm)
 

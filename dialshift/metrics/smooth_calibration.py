@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from dialshift.metrics._weighted import as_weights, weighted_bincount
+from dialshift.metrics._weighted import as_weights, weighted_bincount, weighted_sums
 
 #: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
 DENSITY_FLOOR = 1e-4
@@ -54,9 +54,10 @@ def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
     lower, upper_share = _spread(confidence, grid)
     if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
         weights = weights[0]
-    sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
-            + weighted_bincount(lower + 1, upper_share * values, grid, weights))
-    return np.atleast_2d(sums)
+        sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
+                + weighted_bincount(lower + 1, upper_share * values, grid, weights))
+        return np.atleast_2d(sums)
+    return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], grid, weights)
 
 
 def _kernel(grid: int, bandwidth: float) -> np.ndarray:
