@@ -139,12 +139,6 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
     return _interpolate(np.linspace(0.0, 1.0, points), smoothed)
 
 
-@functools.lru_cache(maxsize=64)
-def _single_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
-    """:func:`_smoothing_operator` in single precision (for blocks of bootstrap replicates)."""
-    return _smoothing_operator(grid, bandwidth, points).astype(np.float32)
-
-
 def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.ndarray:
     """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`. The
     smoothed mass enters only through its sum over the evaluation points, which is linear in the weights: one
@@ -152,12 +146,7 @@ def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.nda
     grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
     points = int(max(round(10 / bandwidth), 200))
     operator = _smoothing_operator(grid, float(bandwidth), points)
-    sums = _grid_sums(confidence, residual, grid, weights)
-    if len(weights) > 1:  # a block of bootstrap replicates: a single-precision product (1e-7 relative), twice as fast
-        smoothed = sums.astype(np.float32) @ _single_operator(grid, float(bandwidth), points)
-    else:
-        smoothed = sums @ operator
-    total_residual = np.abs(smoothed).sum(axis=1, dtype=np.float64)
+    total_residual = np.abs(_grid_sums(confidence, residual, grid, weights) @ operator).sum(axis=1)
     lower, upper_share = _spread(confidence, grid)
     read = operator.sum(axis=1)
     mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
@@ -274,7 +263,10 @@ class _RunningSums:
         total count (``R x K``): the number of sorted instances whose running count is at most the total."""
         row = np.arange(len(totals))[:, None]
         count_before = self.before[:, :, 0]
-        run = (count_before[:, None, :] <= totals[..., None]).sum(axis=2) - 1  # the run where the count passes it
+        # the run where the count passes it: one search over the rows laid end to end, each lifted above the one
+        # before (counts are integers, so the lifted values are exact)
+        lift = row * (max(float(count_before.max(initial=0.0)), float(np.max(totals, initial=0.0))) + 1.0)
+        run = np.searchsorted((count_before + lift).ravel(), totals + lift, side="right") - row * self.runs - 1
         running = count_before[row, run][..., None] + np.cumsum(self.counts[row, run], axis=2)
         return run * RUN + (running <= totals[..., None]).sum(axis=2)
 

@@ -87,6 +87,11 @@ COMPARED = 4
 def replicate_weights(keys: np.ndarray, replicates: range, seed: int = 0) -> np.ndarray:
     """``len(replicates) x len(keys)`` Poisson(1) counts (float64) of the ids with 64-bit ``keys`` in the replicates
     numbered ``replicates`` (module docstring): a function of ``(seed, replicate, key)`` only."""
+    return replicate_counts(keys, replicates, seed).astype(np.float64)
+
+
+def replicate_counts(keys: np.ndarray, replicates: range, seed: int = 0) -> np.ndarray:
+    """:func:`replicate_weights` as uint8 counts (at most the number of thresholds, 21)."""
     seed_state = _mix(np.array([seed], dtype=np.uint64) * _GOLDEN)
     numbers = np.arange(replicates.start, replicates.stop, dtype=np.uint64)
     streams = _mix((numbers + np.uint64(1)) * _GOLDEN + seed_state)
@@ -97,7 +102,7 @@ def replicate_weights(keys: np.ndarray, replicates: range, seed: int = 0) -> np.
         counts += mixed >= threshold
     tail = counts == COMPARED
     counts[tail] = np.searchsorted(_THRESHOLDS, mixed[tail], side="right")
-    return counts.astype(np.float64)
+    return counts
 
 
 def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: int = 0) -> dict:
@@ -108,9 +113,9 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
     # a replicate may leave a subset empty: NaN, no warning
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, replicates, BLOCK):
-            counts = replicate_weights(union, range(start, min(start + BLOCK, replicates)), seed)
+            counts = replicate_counts(union, range(start, min(start + BLOCK, replicates)), seed)
             for name, sample in samples.items():
-                weights = counts[:, positions[name]]
+                weights = counts[:, positions[name]].astype(np.float64)  # gathered as bytes, then widened
                 if sample.batched:
                     for metric, values in sample.statistic(weights).items():
                         draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
