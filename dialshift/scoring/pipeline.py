@@ -16,9 +16,14 @@ Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and re
 peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s),
 independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, some tens
 of ns per instance for the tasks that score blocks of 100 replicates with matrix products (a complete DailyDialog
-submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators: about
-8.5 s of CPU time for 1,000 replicates), and about 75 ns for the others (a 1e7 file: pass fewer replicates with
-``--bootstrap``).
+submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators, their
+intervals and calibration tests: about 6 s of CPU time for 1,000 replicates, ``benchmarks/leaderboard.py``), and
+about 75 ns for the others (a 1e7 file: pass fewer replicates with ``--bootstrap``).
+
+Calibration: for each config with probabilities, the consistency-resampling test of calibration
+(:mod:`dialshift.metrics.calibration_test`, as many null replicates as bootstrap replicates) goes into
+``results.json``'s ``calibration_test``, and the calibration metrics' intervals and paired differences are those of
+:mod:`dialshift.scoring.calibration` (``interval_kinds`` says which are upper bounds).
 """
 
 import json
@@ -241,7 +246,8 @@ def _sample(keys, task, stats, options, point: dict) -> bootstrap.Sample:
     if "confidence" in stats:
         order = np.argsort(stats["confidence"], kind="stable")
         stats = {field: values[order] for field, values in _instance_rows(stats, len(keys)).items()}
-        stats["bandwidth"] = point.get(BANDWIDTH)
+        if point.get(BANDWIDTH) is not None:
+            stats["bandwidth"] = point[BANDWIDTH]
         keys = keys[order]
     return bootstrap.Sample(keys, lambda weights: task.metrics(stats, _auxiliary(options), weights),
                             batched=task.batched)
