@@ -1,12 +1,15 @@
-"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build.
+"""Time `dialshift leaderboard score` on complete synthetic submissions over a real build, beside a reference version.
 
 Builds nothing: pass a folder from `dialshift build --family dailydialog --out DIR`. For each of four methods it
 writes a synthetic submission (every config of the family with a test split, full test splits, 10-way
-probabilities from seeded logits with a bonus on the gold candidate, so the metrics are realistic), then times
-scoring each one, split into reading + point metrics and the paired bootstrap (measured by scoring again with one
-replicate). Example:
+probabilities from seeded logits with a bonus on the gold candidate, so the metrics are realistic), then scores each
+one (``--bootstrap`` replicates: intervals, paired differences and calibration tests included) with this tree's
+dialshift and with the dialshift of ``--reference`` (a git revision, exported with ``git archive`` into a scratch
+folder), each in its own process, one after the other on the same submissions, and prints the CPU time (process
+time) and wall time of both side by side; a second scoring with one replicate splits this tree's time into reading
++ point metrics and the bootstrap. Example:
 
-    .venv/bin/python benchmarks/leaderboard.py --dataset /tmp/dd --family dailydialog
+    .venv/bin/python benchmarks/leaderboard.py --dataset /tmp/dd --family dailydialog --reference 3d794e3
 """
 
 import argparse
@@ -54,33 +57,96 @@ def write_submission(dataset: Path, family: str, out: Path, method: str, seed: i
     return lines
 
 
-def main(argv=None) -> int:
+def worker(folders: list[Path], dataset: Path, replicates: int, out: Path | None) -> list[dict]:
+    """Score each submission folder; ``[{"method", "configs", "cpu", "wall", "without"}]`` (``without``: the wall time
+    of a one-replicate scoring, only with ``out``, where the records are written)."""
     from dialshift.leaderboard import score_submission, write_record
+
+    timings = []
+    for folder in folders:
+        start, cpu = time.perf_counter(), time.process_time()
+        record = score_submission(folder, dataset, replicates=replicates)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        entry = {"method": folder.name, "configs": len(record["results"]), "cpu": cpu, "wall": elapsed}
+        if out is not None:
+            write_record(out, record)
+            start = time.perf_counter()
+            score_submission(folder, dataset, replicates=1)
+            entry["without"] = time.perf_counter() - start
+        timings.append(entry)
+    return timings
+
+
+def run_worker(python_path: Path | None, folders, dataset, replicates, out=None) -> list[dict]:
+    """:func:`worker` in a fresh process importing dialshift from ``python_path`` (this tree's when None)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    if python_path is not None:
+        env["PYTHONPATH"] = str(python_path)
+    command = [sys.executable, __file__, "--worker", "--dataset", str(dataset), "--bootstrap", str(replicates),
+               *(["--records", str(out)] if out else []), *map(str, folders)]
+    done = subprocess.run(command, env=env, check=True, capture_output=True, text=True, cwd=Path(__file__).parent)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def export_reference(revision: str, scratch: Path) -> Path:
+    """``git archive`` of the ``dialshift`` package at ``revision`` into ``scratch``; the folder to import it from."""
+    import io
+    import subprocess
+    import tarfile
+
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "dialshift"], check=True,
+                             capture_output=True).stdout
+    target = scratch / "reference"
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True, type=Path)
     parser.add_argument("--family", default="dailydialog")
     parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--reference", default=None,
+                        help="a git revision to time beside this tree (e.g. the commit before a change)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--records", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("folders", nargs="*", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.folders, args.dataset, args.bootstrap, args.records)))
+        return 0
     scratch = Path(tempfile.mkdtemp(prefix="dialshift-leaderboard-bench-"))
-    total = cpu_total = 0.0
+    folders, lines = [], {}
     for seed, method in enumerate(METHODS):
-        folder = scratch / method
-        lines = write_submission(args.dataset, args.family, folder, method, seed)
-        start, cpu = time.perf_counter(), time.process_time()
-        record = score_submission(folder, args.dataset, replicates=args.bootstrap)
-        write_record(scratch / "results", record)
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-        start = time.perf_counter()
-        score_submission(folder, args.dataset, replicates=1)
-        without = time.perf_counter() - start
-        total += elapsed
-        cpu_total += cpu
-        print(f"{method:<12} {len(record['results'])} configs, {lines:,} instances: {elapsed:.2f} s, CPU {cpu:.2f} s "
-              f"(reading + metrics {without:.2f} s, bootstrap x{args.bootstrap} {elapsed - without:.2f} s)")
-    print(f"four methods: {total:.2f} s in all, {total / len(METHODS):.2f} s per submission (CPU time "
-          f"{cpu_total / len(METHODS):.2f} s: on a busy machine the wall time also counts waiting for a core); "
-          f"results in {scratch / 'results'}")
+        folders.append(scratch / method)
+        lines[method] = write_submission(args.dataset, args.family, scratch / method, method, seed)
+    reference = None
+    if args.reference:
+        reference = run_worker(export_reference(args.reference, scratch), folders, args.dataset, args.bootstrap)
+    current = run_worker(None, folders, args.dataset, args.bootstrap, scratch / "results")
+    for index, entry in enumerate(current):
+        method = entry["method"]
+        text = (f"{method:<12} {entry['configs']} configs, {lines[method]:,} instances: CPU {entry['cpu']:.2f} s "
+                f"(wall {entry['wall']:.2f} s; reading + metrics {entry['without']:.2f} s, bootstrap x{args.bootstrap} "
+                f"{entry['wall'] - entry['without']:.2f} s)")
+        if reference:
+            old = reference[index]
+            text += f"; reference {args.reference}: CPU {old['cpu']:.2f} s (wall {old['wall']:.2f} s)"
+        print(text)
+    cpu = sum(entry["cpu"] for entry in current) / len(current)
+    summary = f"per submission: CPU {cpu:.2f} s this tree"
+    if reference:
+        old_cpu = sum(entry["cpu"] for entry in reference) / len(reference)
+        summary += f", {old_cpu:.2f} s reference {args.reference} ({old_cpu / cpu:.1f}x)"
+    print(summary + f" (CPU = process time; the wall time also counts waiting for a core); records in "
+          f"{scratch / 'results'}")
     return 0
 
 

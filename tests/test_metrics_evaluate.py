@@ -60,8 +60,9 @@ attention = [list(rng.random(n) + 0.1) for n in rng.integers(2, 7, 50)]
 masks = [[1] + [0] * (len(a) - 1) for a in attention]
 cases = {
     "ece": (dict(predictions=probabilities, references=labels), dict(n_bins=10, binning="equal_mass", norm="l2")),
-    "smooth_ece": (dict(predictions=probabilities, references=labels), dict()),
-    "debiased_l2": (dict(predictions=probabilities, references=labels), dict(n_bins=10)),
+    "smooth_ece": (dict(predictions=probabilities, references=labels), dict(calibration_test=True)),
+    "debiased_l2": (dict(predictions=probabilities, references=labels), dict(n_bins=10, calibration_test=True,
+                                                                             test_replicates=200)),
     "brier": (dict(predictions=probabilities, references=labels), dict(n_bins=10)),
     "recall_at_k": (dict(predictions=probabilities, references=labels), dict(k=[1, 3], ties="expected")),
     "open_world_f1": (dict(predictions=predicted, references=intents), dict(oos_label=4)),
@@ -74,6 +75,8 @@ for name, (inputs, kwargs) in cases.items():
     result = module.compute(**inputs, **kwargs)
     expected = getattr(core, name)(*inputs.values(), **kwargs)
     same[name] = json.dumps(result, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    if kwargs.get("calibration_test"):  # the evaluate option of the calibration test
+        same[name] = same[name] and 0 < result["calibration_p_value"] <= 1
 combined = evaluate.combine(["metrics/ece", "metrics/brier", "metrics/recall_at_k"])
 combined_result = combined.compute(predictions=probabilities, references=labels)
 print(json.dumps({"same": same, "combined_keys": sorted(combined_result),

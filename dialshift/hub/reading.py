@@ -52,15 +52,36 @@ def load_card(path: Path):
     return copy.deepcopy(card)
 
 
+#: The front matter of the last card read by :func:`card_fields`, by the same key as :data:`_CARD_CACHE`.
+_FIELDS_CACHE: dict = {}
+
+
+def card_fields(folder) -> dict:
+    """The card's front matter as a dict (``card.data.to_dict()``), parsed once per card file: **shared, read
+    only** (the read-only readers below use it; :func:`read_card` gives a private copy to edit). It spares the two
+    deep copies of a full build's front matter that ``read_card(folder).data.to_dict()`` makes on every call."""
+    path = Path(folder) / README
+    if path.is_file():
+        stat = path.stat()
+        key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if key in _FIELDS_CACHE:
+            return _FIELDS_CACHE[key]
+    card = read_card(folder)  # checks the folder (one clear error) and parses the card
+    stat = path.stat()
+    key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    _FIELDS_CACHE.clear()
+    _FIELDS_CACHE[key] = card.data.to_dict()
+    return _FIELDS_CACHE[key]
+
+
 def declared_configs(folder) -> dict[str, dict[str, str | list[str]]]:
     """``{config: {split: data_files pattern(s)}}`` as declared in the README YAML.
 
     A dataset folder only reads inside itself: a ``data_files`` entry that is absolute, a URL or climbs out with
     ``..`` is refused with one line (``datasets`` would follow ``../`` out of the folder).
     """
-    card = read_card(folder)
     declared = {}
-    for entry in card.data.to_dict().get("configs") or []:
+    for entry in card_fields(folder).get("configs") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
             raise DialshiftError(f"{Path(folder) / README}: a `configs` entry has no config_name: {entry!r:.80}")
         name = entry["config_name"]
@@ -131,7 +152,7 @@ def folder_metadata(folder) -> dict:
     """``{config: {"config": ..., "facts": ...}}`` from the card's ``dialshift`` block ({} for a folder without one)."""
     if not (Path(folder) / README).is_file():
         return {}
-    block = read_card(folder).data.to_dict().get(METADATA_KEY) or {}
+    block = card_fields(folder).get(METADATA_KEY) or {}
     return dict(block.get("configs") or {})
 
 

@@ -126,6 +126,8 @@ def _table(family, task, names, typed, members) -> Table:
             columns.append(Column(f"{metric}|clean", f"{info.label} ({baseline})", lower))
         if shifted:
             columns.append(Column(f"{metric}|shifted", f"{info.label} (shifted mean)", lower))
+    if baseline and any(baseline in (record.get("calibration_test") or {}) for record in rows):
+        columns.append(Column("calibration|clean", f"p calibrated ({baseline})"))
     table = Table(family, task.name, baseline, names, columns)
     first = headline[0] if headline else None
     keys = {column.key: column for column in columns}
@@ -139,11 +141,16 @@ def _table(family, task, names, typed, members) -> Table:
         cells = {"model": record["config"]["model_name"], "method": record["config"]["method"],
                  "parameters": record["config"].get("parameters"), "coverage": f"{len(covered)} of {len(names)}"}
         bands = {}
+        kinds = (record.get("interval_kinds") or {}).get(baseline) or {}
         for column in columns[5:]:
             metric, which = column.key.split("|")
-            if which == "clean":
+            if metric == "calibration":
+                cells[column.key] = ((record.get("calibration_test") or {}).get(baseline) or {}).get("p_value")
+            elif which == "clean":
                 cells[column.key] = (results.get(baseline) or {}).get(metric)
-                bands[column.key] = (intervals.get(baseline) or {}).get(metric)
+                band = (intervals.get(baseline) or {}).get(metric)
+                # an upper bound (the calibration test does not reject) is shown as one: [≤ high]
+                bands[column.key] = [*band, kinds[metric]] if band and kinds.get(metric) == "upper bound" else band
             else:
                 cells[column.key] = _mean([(results.get(name) or {}).get(metric) for name in shifted]) \
                     if all(name in results for name in shifted) else None
@@ -175,7 +182,8 @@ def table_frame(table: Table):
         if any(row["intervals"].get(column.key) for row in table.rows):
             values = [row["intervals"].get(column.key) for row in table.rows]
             frame.insert(index + 1, f"{column.label} interval",
-                         [None if not v else f"[{v[0]:.4f}, {v[1]:.4f}]" for v in values])
+                         [None if not v else f"[≤ {v[1]:.4f}]" if len(v) > 2 else f"[{v[0]:.4f}, {v[1]:.4f}]"
+                          for v in values])
     return frame.round(4)
 
 

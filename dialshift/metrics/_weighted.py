@@ -21,6 +21,21 @@ def as_weights(weights, n: int):
     return weights
 
 
+#: The last ``R x N`` weight matrix whose row totals were taken, and its totals: the metrics of a task take several
+#: weighted means of one block of replicates, and the totals would otherwise be summed again for each.
+_LAST_TOTALS: list = [None, None]
+
+
+def row_totals(weights: np.ndarray) -> np.ndarray:
+    """``weights.sum(axis=-1)``, remembered for the last 2-D matrix passed (the same object: a block of replicates is
+    not modified while its metrics are computed)."""
+    if weights.ndim != 2:
+        return weights.sum(axis=-1)
+    if _LAST_TOTALS[0] is not weights:
+        _LAST_TOTALS[:] = [weights, weights.sum(axis=-1)]
+    return _LAST_TOTALS[1]
+
+
 def weighted_mean(values, weights=None):
     """Mean of ``values`` with each counted ``weights[i]`` times: a float, or an array of ``R`` for ``R x N`` weights;
     NaN where the weights sum to 0 (or for no value)."""
@@ -29,8 +44,20 @@ def weighted_mean(values, weights=None):
         return float(np.mean(values)) if len(values) else float("nan")
     weights = as_weights(weights, len(values))
     with np.errstate(divide="ignore", invalid="ignore"):
-        means = (weights @ values.astype(np.float64, copy=False)) / weights.sum(axis=-1)
+        means = (weights @ values.astype(np.float64, copy=False)) / row_totals(weights)
     return float(means) if np.ndim(means) == 0 else means
+
+
+def weighted_means(columns, weights=None) -> list:
+    """:func:`weighted_mean` of each of ``columns`` (arrays of ``N``); for ``R x N`` weights one matrix product
+    reads the weights once for all of them."""
+    if weights is None or np.ndim(weights) != 2 or len(columns) < 2:
+        return [weighted_mean(column, weights) for column in columns]
+    weights = as_weights(weights, len(columns[0]))
+    stacked = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = (weights @ stacked) / row_totals(weights)[:, None]
+    return list(means.T)
 
 
 def weighted_bincount(index, values, size: int, weights=None):
@@ -46,6 +73,21 @@ def weighted_bincount(index, values, size: int, weights=None):
     data = np.ones(n) if values is None else np.asarray(values, dtype=np.float64)
     one_hot = sparse.csc_array((data, index, np.arange(n + 1)), shape=(size, n))  # one entry per column: no sorting
     return np.asarray((one_hot @ np.asarray(weights, dtype=np.float64).T).T)
+
+
+def weighted_sums(indices, values, size: int, weights) -> np.ndarray:
+    """``R x size`` sums, for ``R x N`` ``weights``, of several ``(index, value)`` terms per instance: instance ``i``
+    adds ``weights[r, i] * values[j][i]`` to cell ``indices[j][i]`` of row ``r`` for every ``j`` (a value of None
+    counts 1). One sparse product with one column per instance, ``len(indices)`` entries each, reads the weights once
+    where :func:`weighted_bincount` would read them once per term."""
+    from scipy import sparse
+
+    n = len(indices[0])
+    terms = len(indices)
+    data = np.column_stack([np.ones(n) if value is None else np.asarray(value, dtype=np.float64) for value in values])
+    rows = np.column_stack([np.asarray(index) for index in indices])
+    matrix = sparse.csc_array((data.ravel(), rows.ravel(), np.arange(0, terms * n + 1, terms)), shape=(size, n))
+    return np.asarray((matrix @ np.asarray(weights, dtype=np.float64).T).T)
 
 
 def masked_mean(values, rows, weights=None):

@@ -38,7 +38,7 @@ from dialshift.metrics._checks import (
     check_same_length,
     row_blocks,
 )
-from dialshift.metrics._weighted import weighted_bincount, weighted_mean
+from dialshift.metrics._weighted import weighted_bincount, weighted_mean, weighted_sums
 
 BINNINGS = ("equal_width", "equal_mass")
 NORMS = ("l1", "l2", "max")
@@ -196,6 +196,9 @@ def ece_compute(stats: dict, n_bins: int = 15, weights=None, norm: str = "l1"):
     ``_compute`` of :func:`ece`): a float, or an array of ``R`` for ``R x N`` weights."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     gaps = confidence - np.asarray(stats["correct"], dtype=np.float64)
+    if np.ndim(weights) == 2:  # a block of replicates: counts and gap sums from one product
+        sums = weighted_sums([stats["bin"], np.asarray(stats["bin"]) + n_bins], [None, gaps], 2 * n_bins, weights)
+        return calibration_error(sums[:, :n_bins], sums[:, n_bins:], norm)
     return calibration_error(weighted_bincount(stats["bin"], None, n_bins, weights),
                              weighted_bincount(stats["bin"], gaps, n_bins, weights), norm)
 
@@ -234,7 +237,8 @@ def classwise_binned_sums(probabilities, labels, n_bins: int):
     return counts.reshape(shape), forecast_sums.reshape(shape), hit_sums.reshape(shape)
 
 
-def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
+def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label",
+        calibration_test=False, test_replicates=1000, test_seed=0):
     """Expected calibration error (Naeini et al., 2015; Guo et al., 2017) with its reliability-diagram bins.
 
     Args:
@@ -245,6 +249,9 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
         norm: ``"l1"`` (ECE), ``"l2"`` (RMS calibration error) or ``"max"`` (maximum calibration error).
         mode: ``"top_label"`` (the confidence of the predicted class) or ``"classwise"`` (every class binned on
             its own, errors combined over classes as the module docstring says under Norms).
+        calibration_test: also return ``calibration_p_value``, the p-value of "the model is calibrated" by
+            consistency resampling of the top-label ECE over ``n_bins`` equal-width bins
+            (:mod:`dialshift.metrics.calibration_test`, ``test_replicates`` null replicates, seed ``test_seed``).
 
     Returns:
         ``{"ece": float, "bin_counts", "bin_confidence", "bin_accuracy", "bin_edges"}``: per-bin sample counts,
@@ -297,13 +304,18 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
             edges, counts, confidence_sums, hit_sums = (np.stack(parts) for parts in zip(*per_class, strict=True))
         state = {"count": counts, "confidence": confidence_sums, "hit": hit_sums}
         value = classwise_error(counts, confidence_sums - hit_sums, norm)
-    return {
+    result = {
         "ece": value,
         "bin_counts": state["count"].astype(np.int64).tolist(),
         "bin_confidence": _bin_means(state["confidence"], state["count"]).tolist(),
         "bin_accuracy": _bin_means(state["hit"], state["count"]).tolist(),
         "bin_edges": edges.tolist(),
     }
+    if calibration_test:
+        from dialshift.metrics.calibration_test import calibration_test as test
+
+        result["calibration_p_value"] = test(predictions, references, n_bins, test_replicates, test_seed)["p_value"]
+    return result
 
 
 def brier_stats(predictions, references) -> np.ndarray:

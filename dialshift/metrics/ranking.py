@@ -26,7 +26,7 @@ from dialshift.metrics._checks import (
     cut,
     row_blocks,
 )
-from dialshift.metrics._weighted import weighted_mean
+from dialshift.metrics._weighted import weighted_mean, weighted_means
 
 TIES = ("pessimistic", "optimistic", "expected")
 
@@ -93,9 +93,10 @@ def ranking_compute(above, tied, ks, ties="pessimistic", weights=None, n_candida
         reciprocal = (harmonic[above + tied] - harmonic[above]) / tied
     else:
         rank = above + (tied if ties == "pessimistic" else 1)
-        for cutoff in ks:
-            result[f"recall@{cutoff}"] = weighted_mean(rank <= cutoff, weights)
-        reciprocal = 1.0 / rank
+        means = weighted_means([*(rank <= cutoff for cutoff in ks), 1.0 / rank], weights)
+        result.update({f"recall@{cutoff}": mean for cutoff, mean in zip(ks, means, strict=False)})
+        result["mrr"] = means[-1]
+        return result
     result["mrr"] = weighted_mean(reciprocal, weights)
     return result
 

@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from dialshift.metrics._weighted import as_weights, weighted_bincount
+from dialshift.metrics._weighted import as_weights, weighted_bincount, weighted_sums
 
 #: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
 DENSITY_FLOOR = 1e-4
@@ -54,9 +54,10 @@ def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
     lower, upper_share = _spread(confidence, grid)
     if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
         weights = weights[0]
-    sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
-            + weighted_bincount(lower + 1, upper_share * values, grid, weights))
-    return np.atleast_2d(sums)
+        sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
+                + weighted_bincount(lower + 1, upper_share * values, grid, weights))
+        return np.atleast_2d(sums)
+    return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], grid, weights)
 
 
 def _kernel(grid: int, bandwidth: float) -> np.ndarray:
@@ -170,7 +171,7 @@ def _point_bandwidth(stats: dict, confidence: np.ndarray, residual: np.ndarray) 
     return _POINT_BANDWIDTHS[key]
 
 
-def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False, bandwidth: str = "search"):
+def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False, bandwidth="search"):
     """Smooth ECE (module docstring) of :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted
     ``weights[i]`` times: a float (an array of ``R`` for ``R x N`` weights); with ``return_bandwidth`` also the
     bandwidth(s). ``stats["correct"]`` may hold probabilities ``P(y = 1 | f)`` (a population value).
@@ -178,16 +179,25 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
     ``bandwidth``: ``"search"`` finds each row's own fixed point (relplot's rule); ``"point"`` finds the bandwidth of
     the unweighted statistics once and scores every row at it (one matrix product per block of replicates, about
     50 times faster than the search: the scoring path's bootstrap uses it, so its interval is the interval of smECE
-    at the point estimate's bandwidth)."""
+    at the point estimate's bandwidth); a number scores every row at that bandwidth (the scoring passes the point
+    estimate's, found before its bootstrap sample was put in sorted order)."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     residual = confidence - np.asarray(stats["correct"], dtype=np.float64)
     rows = _rows(weights, len(confidence))
-    if bandwidth not in ("search", "point"):
-        raise ValueError(f"bandwidth must be 'search' or 'point', got {bandwidth!r}")
-    if bandwidth == "point" and np.ndim(weights) == 2:
+    fixed = None
+    if isinstance(bandwidth, (int, float)) and not isinstance(bandwidth, bool):
+        fixed = float(bandwidth)
+        if not fixed > 0:
+            raise ValueError(f"bandwidth must be positive, got {bandwidth!r}")
+    elif bandwidth not in ("search", "point"):
+        raise ValueError(f"bandwidth must be 'search', 'point' or a number, got {bandwidth!r}")
+    elif bandwidth == "point" and np.ndim(weights) == 2:
         fixed = _point_bandwidth(stats, confidence, residual)
+    if fixed is not None:
         value = _smooth_ece_fixed(confidence, residual, rows, fixed)
         value[rows.sum(axis=1) == 0] = np.nan
+        if np.ndim(weights) != 2:
+            return (float(value[0]), fixed) if return_bandwidth else float(value[0])
         return (value, np.full(len(rows), fixed)) if return_bandwidth else value
     cache: dict = {}
 
@@ -213,7 +223,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
 #: The most ``rows x instances`` elements the debiased L2 error's block computation holds at once (bounds memory).
 BLOCK_ELEMENTS = 1 << 22
 #: Sorted instances per run of the debiased L2 error's running sums.
-RUN = 64
+RUN = 32
 
 
 class _RunningSums:
@@ -222,12 +232,15 @@ class _RunningSums:
     instances are one batched matrix product, and only the run a position falls in is summed in part."""
 
     def __init__(self, weights, order, confidence, correct):
-        """``weights``: ``R x N`` in the instances' own order; ``order``: the sorting permutation of the confidences;
-        ``confidence`` and ``correct``: sorted."""
+        """``weights``: ``R x N`` in the instances' own order; ``order``: the sorting permutation of the confidences,
+        or None when they are sorted already; ``confidence`` and ``correct``: sorted."""
         rows, n = weights.shape
         self.runs = -(-n // RUN)
         padded = np.zeros((rows, self.runs * RUN))
-        np.take(weights, order, axis=1, out=padded[:, :n])
+        if order is None:
+            padded[:, :n] = weights
+        else:
+            np.take(weights, order, axis=1, out=padded[:, :n])
         self.counts = padded.reshape(rows, self.runs, RUN)
         terms = np.zeros((self.runs * RUN, 3))
         terms[:n] = np.column_stack([np.ones(n), confidence - correct, correct])
@@ -250,7 +263,10 @@ class _RunningSums:
         total count (``R x K``): the number of sorted instances whose running count is at most the total."""
         row = np.arange(len(totals))[:, None]
         count_before = self.before[:, :, 0]
-        run = (count_before[:, None, :] <= totals[..., None]).sum(axis=2) - 1  # the run where the count passes it
+        # the run where the count passes it: one search over the rows laid end to end, each lifted above the one
+        # before (counts are integers, so the lifted values are exact)
+        lift = row * (max(float(count_before.max(initial=0.0)), float(np.max(totals, initial=0.0))) + 1.0)
+        run = np.searchsorted((count_before + lift).ravel(), totals + lift, side="right") - row * self.runs - 1
         running = count_before[row, run][..., None] + np.cumsum(self.counts[row, run], axis=2)
         return run * RUN + (running <= totals[..., None]).sum(axis=2)
 
@@ -270,36 +286,43 @@ def _equal_mass_ends(sorted_confidence, sums: _RunningSums, total, n_bins: int) 
     starts = j * size[:, None] + np.minimum(j, extra[:, None])  # numpy.array_split's part starts
     np.minimum(starts, total[:, None] - 1, out=starts)  # parts beyond a row's total: searched anywhere, unused
     last_instance = len(sorted_confidence) - 1  # the bound only matters for a row without weight, whose bins are unused
-    first, last = (sorted_confidence[np.minimum(sums.count_position(at), last_instance)]
-                   for at in (starts, np.maximum(starts - 1, 0)))
+    both = sums.count_position(np.concatenate([starts, np.maximum(starts - 1, 0)], axis=1))  # one search
+    first, last = np.split(sorted_confidence[np.minimum(both, last_instance)], 2, axis=1)
     edges = np.where(j < parts[:, None], (last + first) / 2.0, 1.0)
     ends = np.searchsorted(sorted_confidence, edges.ravel(), side="right").reshape(edges.shape)
     return np.concatenate([ends, np.full((len(ends), 1), len(sorted_confidence))], axis=1)
 
 
-def _debiased_l2_of_bins(size, gap, hits) -> np.ndarray:
-    """The debiased L2 error of each row of per-bin weighted counts, gap sums and hit sums (``R x bins``)."""
+def _debiased_l2_squared_of_bins(size, gap, hits) -> np.ndarray:
+    """The debiased squared L2 error, before clipping, of each row of per-bin weighted counts, gap sums and hit sums
+    (``R x bins``): the bin-size-weighted sum of the debiased squared gaps (negative when chance alone explains the
+    gaps)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         usable = size >= 2
         mean_hit = hits / size
         squared = (gap / size) ** 2 - mean_hit * (1.0 - mean_hit) / (size - 1.0)
         terms = np.where(usable, size / size.sum(axis=1, keepdims=True) * squared, 0.0)
-    return np.sqrt(np.maximum(terms.sum(axis=1), 0.0))
+    return terms.sum(axis=1)
 
 
-def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None):
+def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None, squared: bool = False):
     """Debiased L2 calibration error (module docstring) of
     :func:`~dialshift.metrics.calibration.top_label_stats`, each instance counted ``weights[i]`` times: a float, or
-    an array of ``R`` for ``R x N`` weights.
+    an array of ``R`` for ``R x N`` weights. With ``squared=True``: the debiased squared error before it is clipped
+    at 0 (an unbiased estimate of the binned squared error, which may be negative; the error is the root of its
+    positive part), the quantity the scoring's interval is computed on.
 
     A block of replicates is computed at once, in the order of the sorted confidences: each row's bins are runs of
     consecutive instances (:func:`_equal_mass_ends`), so its per-bin sums are differences of running sums
-    (:class:`_RunningSums`)."""
+    (:class:`_RunningSums`). Statistics whose confidences are sorted already are not permuted."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     correct = np.asarray(stats["correct"], dtype=np.float64)
     rows = _rows(weights, len(confidence))
-    order = np.argsort(confidence, kind="stable")
-    confidence, correct = confidence[order], correct[order]
+    if np.all(confidence[1:] >= confidence[:-1]):  # sorted already (the scoring's bootstrap sorts its samples)
+        order = None
+    else:
+        order = np.argsort(confidence, kind="stable")
+        confidence, correct = confidence[order], correct[order]
     totals = rows.sum(axis=1)
     values = np.empty(len(rows))
     step = max(1, BLOCK_ELEMENTS // len(confidence))
@@ -308,16 +331,19 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None):
         sums = _RunningSums(rows[chunk], order, confidence, correct)
         ends = _equal_mass_ends(confidence, sums, np.maximum(totals[chunk], 1).astype(np.int64), n_bins)
         at_ends = sums.at(np.concatenate([np.zeros((len(ends), 1), np.int64), ends], axis=1))
-        values[chunk] = _debiased_l2_of_bins(*np.moveaxis(np.diff(at_ends, axis=1), 2, 0))
+        values[chunk] = _debiased_l2_squared_of_bins(*np.moveaxis(np.diff(at_ends, axis=1), 2, 0))
+    if not squared:
+        values = np.sqrt(np.maximum(values, 0.0))
     values[totals == 0] = np.nan  # a replicate that draws no instance
     return float(values[0]) if np.ndim(weights) != 2 else values
 
 
-def smooth_ece(predictions, references):
+def smooth_ece(predictions, references, calibration_test=False, test_replicates=1000, test_seed=0):
     """Smooth ECE of the top-label prediction (Błasiok and Nakkiran, 2023; ``relplot.smECE``).
 
     Args:
         predictions: ``N x K`` class probabilities; references: ``N`` gold class ids.
+        calibration_test: also return ``calibration_p_value`` (:func:`_with_test`).
 
     Returns:
         ``{"smooth_ece": float, "bandwidth": float}`` (the kernel bandwidth, the fixed point of the module doc).
@@ -329,13 +355,27 @@ def smooth_ece(predictions, references):
     """
     from dialshift.metrics.calibration import top_label_stats
 
-    value, bandwidth = smooth_ece_compute(top_label_stats(predictions, references), return_bandwidth=True)
-    return {"smooth_ece": value, "bandwidth": bandwidth}
+    stats = top_label_stats(predictions, references)
+    value, bandwidth = smooth_ece_compute(stats, return_bandwidth=True)
+    return _with_test({"smooth_ece": value, "bandwidth": bandwidth}, stats, calibration_test, test_replicates,
+                      test_seed)
 
 
-def debiased_l2(predictions, references, n_bins=15):
+def _with_test(result: dict, stats: dict, enabled: bool, replicates: int, seed: int) -> dict:
+    """``result`` with, when ``enabled``, ``calibration_p_value``: the p-value of "the model is calibrated" by
+    consistency resampling of the top-label ECE over 15 equal-width bins (:mod:`dialshift.metrics.calibration_test`,
+    ``replicates`` null replicates, seed ``seed``), the test the scoring reports."""
+    if enabled:
+        from dialshift.metrics.calibration_test import consistency_test
+
+        result["calibration_p_value"] = consistency_test(stats, 15, replicates, seed)["p_value"]
+    return result
+
+
+def debiased_l2(predictions, references, n_bins=15, calibration_test=False, test_replicates=1000, test_seed=0):
     """Debiased L2 calibration error of the top-label prediction over ``n_bins`` equal-mass bins (Kumar et al., 2019;
-    ``uncertainty-calibration``'s ``get_calibration_error(debias=True, mode="top-label")``).
+    ``uncertainty-calibration``'s ``get_calibration_error(debias=True, mode="top-label")``). With
+    ``calibration_test``, also ``calibration_p_value`` (:func:`_with_test`).
 
     Example:
         >>> result = debiased_l2([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1, 1], n_bins=2)
@@ -345,5 +385,6 @@ def debiased_l2(predictions, references, n_bins=15):
     from dialshift.metrics._checks import check_n_bins
     from dialshift.metrics.calibration import top_label_stats
 
-    stats = top_label_stats(predictions, references)
-    return {"debiased_l2": debiased_l2_compute(stats, check_n_bins(n_bins))}
+    stats = top_label_stats(predictions, references)  # bins: the default 15 equal-width ones, those of the test
+    return _with_test({"debiased_l2": debiased_l2_compute(stats, check_n_bins(n_bins))}, stats, calibration_test,
+                      test_replicates, test_seed)

@@ -16,9 +16,14 @@ Memory: predictions are parsed ``BLOCK_BYTES`` (32 MiB of text) at a time and re
 peak RSS about 0.37 GB + 150 bytes per instance (1e6 x 10: 0.5 GB in 6 s; 1e7 x 10: 1.8 GB in 63 s),
 independent of the candidate count. Time: about 6 us per instance plus, per bootstrap replicate, some tens
 of ns per instance for the tasks that score blocks of 100 replicates with matrix products (a complete DailyDialog
-submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators: about
-8.5 s of CPU time for 1,000 replicates), and about 75 ns for the others (a 1e7 file: pass fewer replicates with
-``--bootstrap``).
+submission, 140,584 instances and 205k with the shared-id views, with its three calibration estimators, their
+intervals and calibration tests: about 6 s of CPU time for 1,000 replicates, ``benchmarks/leaderboard.py``), and
+about 75 ns for the others (a 1e7 file: pass fewer replicates with ``--bootstrap``).
+
+Calibration: for each config with probabilities, the consistency-resampling test of calibration
+(:mod:`dialshift.metrics.calibration_test`, as many null replicates as bootstrap replicates) goes into
+``results.json``'s ``calibration_test``, and the calibration metrics' intervals and paired differences are those of
+:mod:`dialshift.scoring.calibration` (``interval_kinds`` says which are upper bounds).
 """
 
 import json
@@ -30,7 +35,7 @@ import numpy as np
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
-from dialshift.scoring import bootstrap
+from dialshift.scoring import bootstrap, calibration
 from dialshift.scoring.gold import (
     Gold,
     config_fingerprints,
@@ -41,7 +46,7 @@ from dialshift.scoring.gold import (
     recorded_files,
 )
 from dialshift.scoring.jsonl import BLOCK_BYTES, clip, read_jsonl_chunks
-from dialshift.scoring.tasks import get_task
+from dialshift.scoring.tasks import BANDWIDTH, get_task
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
@@ -209,12 +214,13 @@ def _finite(value):
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dict, dict]:
+def declared_comparisons(files, configs: dict, keys: dict) -> tuple[dict, dict, dict]:
     """The paired comparisons of the scored configs with their declared baselines (those scored too).
 
     Returns ``(differences, views, pairs)``: ``differences[config][baseline]`` = ``{"kind", "reason", "shared",
     "metrics": {}}`` (``shared``: the number of instance ids both hold; the metrics are filled only where it is not
-    0); ``views = {key: (config, mask)}``: a config restricted to the ids it shares with another, where it holds more;
+    0); ``views = {key: (config, mask)}``: a config restricted to the ids it shares with another, where it holds more
+    (``mask`` over the config's ``keys``, in their order);
     ``pairs = {(config, baseline): (side, side)}``: the two configs or views whose difference is reported.
     """
     import hashlib
@@ -222,11 +228,10 @@ def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dic
     differences, views, pairs = {}, {}, {}
 
     def side(name, shared):
-        keys = samples[name].keys
-        if len(shared) == len(keys):
+        if len(shared) == len(keys[name]):
             return name
         key = f"{name}@{hashlib.sha1(shared.tobytes()).hexdigest()[:16]}"
-        views.setdefault(key, (name, np.isin(keys, shared)))
+        views.setdefault(key, (name, np.isin(keys[name], shared)))
         return key
 
     for name in files:
@@ -234,7 +239,7 @@ def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dic
             base = baseline.config
             if base not in files:
                 continue
-            shared = np.intersect1d(samples[name].keys, samples[base].keys)
+            shared = np.intersect1d(keys[name], keys[base])
             differences.setdefault(name, {})[base] = {"kind": baseline.kind, "reason": baseline.reason,
                                                       "shared": int(len(shared)), "metrics": {}}
             if len(shared):
@@ -242,8 +247,74 @@ def declared_comparisons(files, configs: dict, samples: dict) -> tuple[dict, dic
     return differences, views, pairs
 
 
-def _sample(keys, task, stats, options) -> bootstrap.Sample:
-    return bootstrap.Sample(keys, lambda weights: task.metrics(stats, options, weights), batched=task.batched)
+def _sample(keys, task, stats, options, point: dict) -> bootstrap.Sample:
+    """The bootstrap sample of a config (or a view): with top-label statistics, its instances in the order of their
+    confidence (the debiased L2 error's replicates then need no permutation; every metric is a sum over instances)
+    and the point estimate's smooth-ECE bandwidth."""
+    if "confidence" in stats:
+        order = np.argsort(stats["confidence"], kind="stable")
+        stats = {field: values[order] for field, values in _instance_rows(stats, len(keys)).items()}
+        if point.get(BANDWIDTH) is not None:
+            stats["bandwidth"] = point[BANDWIDTH]
+        keys = keys[order]
+    return bootstrap.Sample(keys, lambda weights: task.metrics(stats, _auxiliary(options), weights),
+                            batched=task.batched)
+
+
+def _instance_rows(stats: dict, n: int) -> dict:
+    """The per-instance arrays of a task's statistics (those with one row per instance)."""
+    return {field: values for field, values in stats.items()
+            if isinstance(field, str) and isinstance(values, np.ndarray) and len(values) == n}
+
+
+def _auxiliary(options: dict) -> dict:
+    """The options under which a task's metrics include the replicate quantities of the calibration intervals."""
+    return {**options, "_auxiliary": True}
+
+
+def _reported(values: dict) -> dict:
+    return {key: value for key, value in values.items() if key not in calibration.AUXILIARY}
+
+
+def interval_tables(points: dict, draws: dict, tests: dict, names, confidence: float) -> tuple[dict, dict]:
+    """``(intervals, kinds)`` of the configs ``names``: the percentile interval of each metric, except the calibration
+    metrics' (:mod:`dialshift.scoring.calibration`), whose kind (two-sided or an upper bound) ``kinds`` records."""
+    intervals, kinds = {}, {}
+    for name in names:
+        row = {}
+        for metric, values in draws[name].items():
+            if metric in calibration.AUXILIARY:
+                continue
+            if metric in calibration.ABSOLUTE or metric in calibration.SQUARED:
+                row[metric], kind = calibration.metric_interval(metric, points[name], draws[name], tests.get(name),
+                                                                confidence)
+                if kind:
+                    kinds.setdefault(name, {})[metric] = kind
+            else:
+                row[metric] = bootstrap.percentile_interval(values, confidence)
+        intervals[name] = row
+    return intervals, kinds
+
+
+def calibrated_differences(differences: dict, points: dict, draws: dict, tests: dict, pairs: dict,
+                           confidence: float) -> None:
+    """Replace the paired intervals of the calibration metrics in ``differences`` by those of
+    :func:`dialshift.scoring.calibration.difference_interval`."""
+    for (name, base), (side, base_side) in pairs.items():
+        metrics = differences[name][base]["metrics"]
+        for metric in metrics:
+            if metric in calibration.ABSOLUTE or metric in calibration.SQUARED:
+                metrics[metric]["interval"] = calibration.difference_interval(
+                    metric, (points[side], points[base_side]), (draws[side], draws[base_side]),
+                    (tests.get(side), tests.get(base_side)), confidence)
+
+
+def _test_entry(test: dict, confidence: float) -> dict:
+    level = 1.0 - confidence
+    verdict = "rejected" if test["p_value"] < level else "not rejected"
+    return {"p_value": test["p_value"], "statistic": "binned ECE (consistency resampling)",
+            "replicates": test["replicates"], "observed": test["observed"], "null_means": test["null_means"],
+            "calibrated": f"{verdict} at {level:.0%}"}
 
 
 def score_files(files: dict, settings: ScoringSettings, run: dict | None = None) -> dict:
@@ -259,7 +330,8 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
     if unknown:
         raise DialshiftError(f"{files[unknown[0]]}: the dataset {settings.dataset} has no config {unknown[0]!r} "
                              f"(it has: {', '.join(sorted(configs))})")
-    points, samples, options_by_config, reliability, sizes, scored = {}, {}, {}, {}, {}, {}
+    points, samples, options_by_config, reliability, sizes, scored, tests = {}, {}, {}, {}, {}, {}, {}
+    gold_keys = {}
     for name in tqdm(list(files), desc="scoring", unit="config", disable=not settings.progress):
         config = configs[name]
         task = get_task(config.task)
@@ -267,25 +339,34 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         gold = load_gold(settings.dataset, name, settings.split, task.gold_columns, files=files_map, recorded=recorded,
                          max_instances=settings.max_instances, sample_seed=settings.sample_seed, ids=settings.ids)
         stats = read_predictions(files[name], task, gold, options, settings.block_bytes)
-        points[name] = task.metrics(stats, options)
+        points[name] = task.metrics(stats, _auxiliary(options))
+        test = task.calibration_test(stats, options, settings.replicates, settings.seed, points[name].get(BANDWIDTH))
+        if test is not None:
+            tests[name] = test
         sizes[name] = len(gold)
         diagram = task.reliability(stats, options)
         if diagram is not None:
             reliability[name] = diagram
-        samples[name] = _sample(gold.keys, task, stats, options)
+        samples[name] = _sample(gold.keys, task, stats, options, points[name])
         scored[name] = (task, stats, options)
+        gold_keys[name] = gold.keys
         options_by_config[name] = options
-    differences, views, pairs = declared_comparisons(files, configs, samples)
+    differences, views, pairs = declared_comparisons(files, configs, gold_keys)
     restricted = {}
     for key, (side, mask) in views.items():  # a config on the ids it shares with another: its instances' rows
         task, stats, options = scored[side]
-        rows = {field: values[mask] for field, values in stats.items()
-                if isinstance(field, str) and isinstance(values, np.ndarray) and len(values) == len(mask)}
-        points[key] = task.metrics(rows, options)
-        restricted[key] = _sample(samples[side].keys[mask], task, rows, options)
+        rows = {field: values[mask] for field, values in _instance_rows(stats, len(mask)).items()}
+        points[key] = task.metrics(rows, _auxiliary(options))
+        restricted[key] = _sample(gold_keys[side][mask], task, rows, options, points[key])
+        if side in tests:  # the bias at calibration of the config on these ids
+            tests[key] = task.calibration_test(rows, options, settings.replicates, settings.seed,
+                                               points[key].get(BANDWIDTH))
     draws = bootstrap.paired_replicates({**samples, **restricted}, settings.replicates, settings.seed)
-    for (name, base), metrics in bootstrap.paired_differences(points, draws, pairs, settings.confidence).items():
+    reported = {name: _reported(values) for name, values in points.items()}
+    for (name, base), metrics in bootstrap.paired_differences(reported, draws, pairs, settings.confidence).items():
         differences[name][base]["metrics"] = metrics
+    calibrated_differences(differences, points, draws, tests, pairs, settings.confidence)
+    intervals, kinds = interval_tables(points, draws, tests, files, settings.confidence)
     return {
         "dialshift_version": __version__,
         "dataset": str(settings.dataset),
@@ -294,13 +375,17 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         "run": (run or {}).get("run", {}),
         "scoring": {**settings.describe(), "interval": f"{settings.confidence:.0%} percentile Poisson "
                     f"bootstrap, {settings.replicates} replicates paired by instance id across configs (seed "
-                    f"{settings.seed}; an id's count in a replicate depends on the seed, the replicate and the id)"},
+                    f"{settings.seed}; an id's count in a replicate depends on the seed, the replicate and the id); "
+                    "the calibration metrics' intervals are bias-bounded, and an upper bound where the calibration "
+                    "test does not reject (docs/metrics.md)"},
         "configs": {name: configs[name].to_dict() for name in files},
         "options": {name: {key: value for key, value in options.items() if not key.startswith("_")}
                     for name, options in options_by_config.items()},
-        "results": {name: {**{key: _finite(value) for key, value in points[name].items()}, "instances": sizes[name]}
-                    for name in files},
-        "intervals": bootstrap.intervals({name: draws[name] for name in files}, settings.confidence),
+        "results": {name: {**{key: _finite(value) for key, value in reported[name].items()},
+                           "instances": sizes[name]} for name in files},
+        "intervals": intervals,
+        "interval_kinds": kinds,
+        "calibration_test": {name: _test_entry(tests[name], settings.confidence) for name in files if name in tests},
         "differences": differences,
         "reliability": reliability,
     }

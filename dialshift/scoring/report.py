@@ -70,7 +70,28 @@ def _cell(document, config, metric) -> str:
     if value is None:
         return "–"
     interval = (document.get("intervals", {}).get(config) or {}).get(metric)
-    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else f"{value:.3f}"
+    if not interval:
+        return f"{value:.3f}"
+    if ((document.get("interval_kinds") or {}).get(config) or {}).get(metric) == "upper bound":
+        return f"{value:.3f} [≤ {interval[1]:.3f}]"
+    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def calibration_test_table(documents: dict, names) -> list[str]:
+    """One row per config of ``names`` with a calibration test: its p-value per document and whether it rejects."""
+    rows = [name for name in names if any(name in (d.get("calibration_test") or {}) for d in documents.values())]
+    if not rows:
+        return []
+    several = len(documents) > 1
+    head = [f"{label} p-value" if several else "p-value" for label in documents]
+    lines = ["| config | " + " | ".join(head) + " |", "|" + "---|" * (1 + len(head))]
+    for name in rows:
+        cells = []
+        for document in documents.values():
+            test = (document.get("calibration_test") or {}).get(name)
+            cells.append(f"{test['p_value']:.3f} ({test['calibrated']})" if test else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _difference_cell(document, config, metric, base) -> str:
@@ -173,7 +194,10 @@ def render_markdown(documents: dict) -> str:
         + f"; dialshift {first.get('dialshift_version')}.",
         f"Each value is followed by its {scoring.get('interval', 'bootstrap interval')}. Differences are a config "
         "minus each baseline it declares (its unshifted corpus, its shift's control), on the instance ids the two "
-        "share (counted), with the paired interval; `*` marks an interval that excludes 0.",
+        "share (counted), with the paired interval; `*` marks an interval that excludes 0. The calibration "
+        "metrics' intervals hold near calibration (bias-bounded; docs/metrics.md measures their coverage); `[≤ u]` is "
+        "an upper bound, given where the calibration test below does not reject: such a model cannot be told from a "
+        "calibrated one.",
         "",
     ]
     configs = typed_configs(documents)
@@ -207,6 +231,11 @@ def render_markdown(documents: dict) -> str:
         differences = _difference_table(documents, rest, configs)
         if differences:
             lines += ["", "Paired differences from the declared baselines:", "", *differences]
+    tests = calibration_test_table(documents, list(configs))
+    if tests:
+        lines += ["", "## Calibration test", "", "p-value of \"the model is calibrated\" (top label): consistency "
+                  "resampling of the binned ECE, labels drawn from the model's own confidences "
+                  "(`dialshift.metrics.calibration_test`); rejected or not at 5 %.", "", *tests]
     return "\n".join(lines) + "\n"
 
 

@@ -149,6 +149,13 @@ class ScoringTask:
         """The metrics shown in tables and drawn as curves, in order."""
         raise NotImplementedError
 
+    def calibration_test(self, stats: dict, options: dict, replicates: int = 1000, seed: int = 0,
+                         bandwidth=None) -> dict | None:
+        """The p-value of "the model is calibrated" (:func:`dialshift.metrics.calibration_test.consistency_test`) for
+        tasks with calibrated probabilities, with the biases at calibration of the calibration metrics
+        (``bandwidth``: the point estimate's smooth-ECE bandwidth, found again if None); None otherwise."""
+        return None
+
     def reliability(self, stats: dict, options: dict) -> dict | None:
         """Reliability-diagram bins (``bin_edges``, ``bin_counts``, ``bin_confidence``, ``bin_accuracy``, ``ece``)
         for tasks with calibrated probabilities; None otherwise."""
@@ -422,15 +429,47 @@ CALIBRATION_INFO = {"ece": MetricInfo("ECE", False), "smooth_ece": MetricInfo("s
                     "debiased_l2": MetricInfo("L2-CE (debiased)", False)}
 
 
-def _calibration_metrics(stats: dict, n_bins: int, weights=None) -> dict:
+#: The auxiliary replicate quantity of the calibration metrics (``options["_auxiliary"]``): the debiased squared L2
+#: error before clipping, on which the debiased L2 error's interval is computed (:mod:`dialshift.scoring.calibration`).
+SQUARED_L2 = "debiased_l2^2"
+#: The point estimate's smooth-ECE bandwidth (an auxiliary point quantity): its bootstrap replicates use it.
+BANDWIDTH = "smooth_ece_bandwidth"
+
+
+def _calibration_metrics(stats: dict, n_bins: int, weights=None, auxiliary: bool = False) -> dict:
     """The calibration metrics of a task's top-label statistics, from the core's weighted computes: binned ECE,
-    smooth ECE and the debiased L2 calibration error (over ``n_bins`` equal-mass bins)."""
+    smooth ECE and the debiased L2 calibration error (over ``n_bins`` equal-mass bins); with ``auxiliary`` also
+    :data:`SQUARED_L2`."""
     from dialshift.metrics.calibration import ece_compute
     from dialshift.metrics.smooth_calibration import debiased_l2_compute, smooth_ece_compute
 
-    return {"ece": ece_compute(stats, n_bins, weights),
-            "smooth_ece": smooth_ece_compute(stats, weights, bandwidth="point"),  # replicates at the point bandwidth
-            "debiased_l2": debiased_l2_compute(stats, n_bins, weights)}
+    squared = debiased_l2_compute(stats, n_bins, weights, squared=True)
+    with np.errstate(invalid="ignore"):
+        root = np.sqrt(np.maximum(squared, 0.0))  # debiased_l2_compute's own last step: the same value
+    # replicates at the point estimate's bandwidth: stats["bandwidth"] where the scoring found it already
+    if weights is None and auxiliary:
+        smooth, bandwidth = smooth_ece_compute(stats, return_bandwidth=True)
+    else:
+        smooth, bandwidth = smooth_ece_compute(stats, weights, bandwidth=stats.get("bandwidth", "point")), None
+    result = {"ece": ece_compute(stats, n_bins, weights), "smooth_ece": smooth,
+              "debiased_l2": float(root) if np.ndim(root) == 0 else root}
+    if auxiliary:
+        result[SQUARED_L2] = squared
+        if bandwidth is not None:
+            result[BANDWIDTH] = bandwidth
+    return result
+
+
+def _calibration_test(stats: dict, options: dict, replicates: int, seed: int, bandwidth=None):
+    """The consistency-resampling test of calibration (:mod:`dialshift.metrics.calibration_test`) of a task's
+    top-label statistics, or None without them; ``bandwidth``: the point estimate's smooth-ECE bandwidth, if known."""
+    from dialshift.metrics.calibration_test import consistency_test, smooth_ece_null_mean
+
+    if "confidence" not in stats:
+        return None
+    test = consistency_test(stats, int(options["ece_bins"]), replicates, seed)
+    test["null_means"] = {"ece": test["null_mean"], "smooth_ece": smooth_ece_null_mean(stats, bandwidth)}
+    return test
 
 
 def _reliability(stats: dict, n_bins: int) -> dict:
@@ -481,8 +520,8 @@ class ResponseRanking(ScoringTask):
         "rank; Brier = mean over instances of the sum over candidates of (p - onehot)^2 (range [0, 2]); "
         "ECE = top-label expected calibration error over {ece_bins} equal-width right-closed bins (the defaults of "
         "`uncertainty-calibration`'s `get_ece`, as used by Lee et al.) "
-        "(the binned plug-in statistic: biased upward on finite samples, so its interval is an interval for that "
-        "statistic, not for the true calibration error; docs/metrics.md measures its coverage); smooth ECE = "
+        "(the binned plug-in statistic, biased upward on finite samples: its interval allows for that bias, and "
+        "docs/metrics.md measures its coverage of the true calibration error); smooth ECE = "
         "Blasiok and Nakkiran's kernel-smoothed ECE with automatic bandwidth (relplot's smECE); debiased L2 = Kumar "
         "et al.'s debiased L2 calibration error over {ece_bins} equal-mass bins (uncertainty-calibration's "
         "get_calibration_error(debias=True)), both top-label."
@@ -526,7 +565,8 @@ class ResponseRanking(ScoringTask):
         # pessimistic ties: every candidate tied with the gold one ranks above it
         result = ranking_compute(stats["above"], stats["tied"], self.ks(options), "pessimistic", weights)
         result["brier"] = brier_compute(stats["brier"], weights)
-        result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights))
+        result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights,
+                                           options.get("_auxiliary", False)))
         return result
 
     def headline(self, options):
@@ -534,6 +574,9 @@ class ResponseRanking(ScoringTask):
 
     def reliability(self, stats, options):
         return _reliability(stats, int(options["ece_bins"]))
+
+    def calibration_test(self, stats, options, replicates=1000, seed=0, bandwidth=None):
+        return _calibration_test(stats, options, replicates, seed, bandwidth)
 
 
 class PairwiseSelection(ScoringTask):
@@ -563,8 +606,8 @@ class PairwiseSelection(ScoringTask):
         "`probabilities` (one per response, summing to 1). Accuracy = share of instances whose choice is the gold "
         "response; `accuracy/<type>` the same within each gold `type`; with probabilities, ECE = top-label "
         "expected calibration error over {ece_bins} equal-width right-closed bins "
-        "(the binned plug-in statistic: biased upward on finite samples, so its interval is an interval for that "
-        "statistic, not for the true calibration error; docs/metrics.md measures its coverage); smooth ECE = "
+        "(the binned plug-in statistic, biased upward on finite samples: its interval allows for that bias, and "
+        "docs/metrics.md measures its coverage of the true calibration error); smooth ECE = "
         "Blasiok and Nakkiran's kernel-smoothed ECE with automatic bandwidth (relplot's smECE); debiased L2 = Kumar "
         "et al.'s debiased L2 calibration error over {ece_bins} equal-mass bins (uncertainty-calibration's "
         "get_calibration_error(debias=True)), both top-label."
@@ -615,11 +658,15 @@ class PairwiseSelection(ScoringTask):
             result[f"accuracy/{name}"] = weighted_mean(stats["hit"][inside],
                                                        None if weights is None else weights[..., inside])
         if "confidence" in stats:
-            result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights))
+            result.update(_calibration_metrics(stats, int(options["ece_bins"]), weights,
+                                               options.get("_auxiliary", False)))
         return result
 
     def reliability(self, stats, options):
         return _reliability(stats, int(options["ece_bins"])) if "confidence" in stats else None
+
+    def calibration_test(self, stats, options, replicates=1000, seed=0, bandwidth=None):
+        return _calibration_test(stats, options, replicates, seed, bandwidth)
 
     def headline(self, options):
         calibration = ("ece", "smooth_ece", "debiased_l2") if options.get("calibrated") else ()

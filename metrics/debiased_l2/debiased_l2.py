@@ -30,8 +30,13 @@ Args:
     predictions (`list` of `list` of `float`): N x K class probabilities; each row in [0, 1] and summing to 1.
     references (`list` of `int`): the N gold class ids, in [0, K).
     n_bins (`int`, defaults to 15): number of equal-mass bins.
+    calibration_test (`bool`, defaults to False): also return calibration_p_value, the p-value of "the model is
+        calibrated" (consistency resampling of the top-label binned ECE over 15 equal-width bins: labels drawn
+        from the model's own confidences; Broecker and Smith 2007).
+    test_replicates (`int`, defaults to 1000): null replicates of the test; test_seed (`int`, defaults to 0).
 Returns:
     debiased_l2 (`float`): the debiased L2 calibration error, in [0, 1]; lower is better.
+    calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
     >>> debiased_l2_metric = evaluate.load("debiased_l2")
     >>> result = debiased_l2_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]],
@@ -56,5 +61,7 @@ class DebiasedL2(CoreChecked, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/1909.10155", "https://github.com/p-lambda/verified_calibration"],
         )
 
-    def _compute(self, predictions, references, n_bins=15):
-        return debiased_l2(predictions, references, n_bins=n_bins)
+    def _compute(self, predictions, references, n_bins=15, calibration_test=False, test_replicates=1000,
+                 test_seed=0):
+        return debiased_l2(predictions, references, n_bins=n_bins, calibration_test=calibration_test,
+                           test_replicates=test_replicates, test_seed=test_seed)

@@ -41,6 +41,10 @@ Args:
     norm (`str`, defaults to "l1"): "l1" (ECE), "l2" (RMS calibration error) or "max" (maximum calibration error).
     mode (`str`, defaults to "top_label"): "top_label" or "classwise" (per-class errors combined over classes: the
         mean for l1, the root of the mean of squares for l2, the largest for max).
+    calibration_test (`bool`, defaults to False): also return calibration_p_value, the p-value of "the model is
+        calibrated" (consistency resampling of the top-label binned ECE over n_bins equal-width bins: labels drawn
+        from the model's own confidences; Broecker and Smith 2007).
+    test_replicates (`int`, defaults to 1000): null replicates of the test; test_seed (`int`, defaults to 0).
 Returns:
     ece (`float`): the calibration error, in [0, 1]; lower is better.
     bin_counts (`list` of `int`): samples per bin.
@@ -48,6 +52,7 @@ Returns:
     bin_accuracy (`list` of `float`): accuracy per bin (NaN for an empty bin).
     bin_edges (`list` of `float`): the n_bins + 1 bin edges.
     In classwise mode every bin_* entry holds one list per class.
+    calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
     >>> ece_metric = evaluate.load("ece")
     >>> result = ece_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]], references=[0, 1, 1], n_bins=5)
@@ -73,5 +78,7 @@ class ECE(CoreChecked, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/1706.04599"],
         )
 
-    def _compute(self, predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label"):
-        return ece(predictions, references, n_bins=n_bins, binning=binning, norm=norm, mode=mode)
+    def _compute(self, predictions, references, n_bins=15, binning="equal_width", norm="l1", mode="top_label",
+                 calibration_test=False, test_replicates=1000, test_seed=0):
+        return ece(predictions, references, n_bins=n_bins, binning=binning, norm=norm, mode=mode,
+                   calibration_test=calibration_test, test_replicates=test_replicates, test_seed=test_seed)

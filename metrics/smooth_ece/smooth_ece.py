@@ -28,9 +28,14 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `float`): N x K class probabilities; each row in [0, 1] and summing to 1.
     references (`list` of `int`): the N gold class ids, in [0, K).
+    calibration_test (`bool`, defaults to False): also return calibration_p_value, the p-value of "the model is
+        calibrated" (consistency resampling of the top-label binned ECE over 15 equal-width bins: labels drawn
+        from the model's own confidences; Broecker and Smith 2007).
+    test_replicates (`int`, defaults to 1000): null replicates of the test; test_seed (`int`, defaults to 0).
 Returns:
     smooth_ece (`float`): the smooth ECE, in [0, 1]; lower is better.
     bandwidth (`float`): the kernel bandwidth used (the fixed point).
+    calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
     >>> smooth_ece_metric = evaluate.load("smooth_ece")
     >>> result = smooth_ece_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]],
@@ -55,5 +60,6 @@ class SmoothECE(CoreChecked, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2309.12236", "https://github.com/apple/ml-calibration"],
         )
 
-    def _compute(self, predictions, references):
-        return smooth_ece(predictions, references)
+    def _compute(self, predictions, references, calibration_test=False, test_replicates=1000, test_seed=0):
+        return smooth_ece(predictions, references, calibration_test=calibration_test,
+                          test_replicates=test_replicates, test_seed=test_seed)
