@@ -16,6 +16,7 @@ shift from it given the same resources. Applying shifts to a ``datasets.Dataset`
 Any corpus works: see the README ("Shifting your own dialogues").
 """
 
+import dataclasses
 import hashlib
 import json
 import unicodedata
@@ -155,7 +156,25 @@ class Shift(ABC):
     def __init__(self, params=None, **kwargs):
         if params is not None and kwargs:
             raise TypeError(f"{type(self).__name__}: pass params or keyword parameters, not both")
-        self.params = params if params is not None else self.Params(**kwargs)
+        self.params = params if params is not None else self.make_params(**kwargs)
+
+    @classmethod
+    def make_params(cls, **kwargs):
+        """``Params(**kwargs)``, or one :class:`DialshiftError` line naming the missing or unknown parameter and what
+        it accepts (a field's ``metadata["help"]``) instead of Python's ``__init__() missing ...``. Call it before
+        any expensive set-up; the parameters dataclass checks values and ranges itself."""
+        fields = {item.name: item for item in dataclasses.fields(cls.Params)}
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:
+            raise DialshiftError(f"{cls.__name__} ({cls.name}) has no parameter {unknown[0]!r}; its parameters: "
+                                 f"{', '.join(fields) or 'none'}")
+        missing = [name for name, item in fields.items() if name not in kwargs and item.init
+                   and item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING]
+        if missing:
+            help_text = fields[missing[0]].metadata.get("help")
+            raise DialshiftError(f"{cls.__name__} ({cls.name}) needs parameter {missing[0]!r}"
+                                 + (f": {help_text}" if help_text else ""))
+        return cls.Params(**kwargs)
 
     @property
     def key(self) -> str:
