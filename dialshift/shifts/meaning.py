@@ -36,7 +36,7 @@ MIN_LETTERS = 3
 #: Pronouns, auxiliaries, determiners and spoken fillers that scikit-learn's stop list lacks.
 FUNCTION_WORDS = frozenset(
     "theirs ones somebody anybody everybody yourselves oneself "
-    "shall ought dare gonna wanna gotta let lets "
+    "does did doing done having shall ought dare gonna wanna gotta let lets "
     "little such "
     "yeah yes yep nope okay hey hello hmm uh um oh ah".split()
 )
@@ -58,22 +58,25 @@ def word_entry(table, word: str) -> dict:
     lower = word.lower()
     stop = sense_rules.stop_words()
     if not is_word(lower) or len(lower) < MIN_LETTERS or lower in stop or lower in FUNCTION_WORDS:
-        return {"content": False, "synonyms": {}, "dominant": None}
+        return {"content": False, "synonyms": {}, "substitutable": [], "dominant": None}
     lemmas = sense_rules.dictionary_lemmas(lower)
+    if any(lemma in stop for group in lemmas.values() for lemma in group):  # did -> do, saw -> see, does -> do
+        return {"content": False, "synonyms": {}, "substitutable": [], "dominant": None}
     senses = table.senses(lower)
-    readings = [pos for pos in sense_rules.PARTS_OF_SPEECH if pos in lemmas and any(s.pos == pos for s in senses)
-                and not any(lemma in stop for lemma in lemmas[pos])]
-    synonyms = {pos: reading_synonym(table, lower, senses, pos) for pos in readings}
+    readings = [pos for pos in sense_rules.PARTS_OF_SPEECH if pos in lemmas and any(s.pos == pos for s in senses)]
+    found = {pos: reading_synonyms(table, lower, senses, pos) for pos in readings}
     counts = {pos: sum(sense.count for sense in senses if sense.pos == pos) for pos in readings}
     total = sum(counts.values())
     dominant = next((pos for pos in readings if total and counts[pos] >= DOMINANT_SHARE * total), None)
-    return {"content": bool(readings), "synonyms": synonyms, "dominant": dominant}
+    return {"content": bool(readings), "synonyms": {pos: unseen for pos, (unseen, _) in found.items()},
+            "substitutable": [pos for pos, (_, any_synonym) in found.items() if any_synonym], "dominant": dominant}
 
 
-def reading_synonym(table, word: str, senses: list, pos: str) -> str | None:
-    """The synonym of ``word`` read as ``pos``: the most common unseen single-word lemma of its top sense(s) in that
-    part of speech, inflected like the word; None when there is none."""
-    chosen = []
+def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | None, bool]:
+    """The synonym of ``word`` read as ``pos`` (the most common unseen single-word lemma of its top sense(s) in that
+    part of speech, inflected like the word; None when there is none) and whether the sense has any single-word
+    inflectable synonym at all, seen in training or not (the word then counts in the ratio)."""
+    chosen, substitutable = [], False
     for sense in sense_rules.top_senses(senses, pos, table.rules.senses):
         if table.number_sense(sense.synset):
             continue
@@ -85,10 +88,13 @@ def reading_synonym(table, word: str, senses: list, pos: str) -> str | None:
             if name.lower() in (word, sense.lemma.lower()) or not name.isalpha() or is_numeral(name):
                 continue
             form = sense_rules.inflect(name, tag)
-            if form is None or form.lower() == word or form in table.vocabulary or name in table.vocabulary:
+            if form is None or form.lower() == word:
+                continue
+            substitutable = True
+            if form in table.vocabulary or name in table.vocabulary:
                 continue
             chosen.append((-sense_rules.lemma_count(table.wordnet, lemma), sense.order, order, form))
-    return min(chosen)[-1] if chosen else None
+    return (min(chosen)[-1] if chosen else None), substitutable
 
 
 def context_pos(tokens: Sequence[str], index: int, entry: dict) -> str | None:
@@ -115,5 +121,8 @@ def context_choice(tokens: Sequence[str], index: int, entry: dict) -> str | None
 
 
 def is_counted(tokens: Sequence[str], index: int, entry: dict) -> bool:
-    """Whether a word counts in the ratio's denominator: a content word that is not a likely name."""
-    return entry["content"] and not is_name_like(tokens, index)
+    """Whether a word counts in the ratio's denominator: a content word, not a likely name, whose reading in this
+    context has a synonym in WordNet (seen in training or not: a word no synonym could ever replace is not counted)."""
+    if not entry["content"] or is_name_like(tokens, index):
+        return False
+    return context_pos(tokens, index, entry) in entry["substitutable"]
