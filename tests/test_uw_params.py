@@ -32,7 +32,7 @@ def no_wordnet(monkeypatch):
     (UnknownWord, {"ratio": 0.3, "mode": "gist"}, r"parameter mode must be one of paper, meaning, got 'gist'"),
     (UnknownWord, {"ratio": 0.3, "senses": -1}, r"parameter senses must be a whole number >= 0"),
     (UnknownWord, {"ratio": 0.3, "inflect": "yes"}, r"parameter inflect must be true or false"),
-    (UnknownWord, {"ratio": 0.3, "ratoi": 0.2}, r"UnknownWord \(uw\) has no parameter 'ratoi'; its parameters: .*ratio"),
+    (UnknownWord, {"ratio": 0.3, "ratoi": 0.2}, r"UnknownWord \(uw\) has no parameter .ratoi.; its parameters: "),
     (KnownWord, {"ratio": 0.3, "rule": "nearest"}, r"parameter rule must be one of random, levenshtein"),
     (KnownWord, {"ratio": 0.3, "min_count": -5}, r"parameter min_count must be a whole number >= 0, got -5"),
     (KnownWord, {"ratio": 0.3, "min_count": 2.5}, r"parameter min_count must be a whole number >= 0, got 2.5"),

@@ -24,14 +24,16 @@ Every parameters dataclass here extends :class:`~dialshift.shifts.replace.WordRu
 has the same (content-word) targets as UW.
 """
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped, digest
-from dialshift.shifts.meaning import context_choice, is_counted
+from dialshift.shifts.meaning import context_choice, glued, is_counted
 from dialshift.shifts.replace import (
+    BASES,
     KW_MIN_COUNT,
     KW_RULES,
     ROUNDING,
@@ -57,6 +59,8 @@ from dialshift.shifts.words import (
     token_spans,
     tokenize,
 )
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -127,17 +131,24 @@ class TokenizedContext:
         target: the table's synonym cased like the word (:meth:`replaceable`), or under the meaning mode the synonym
         of the word's reading in its context (:func:`dialshift.shifts.meaning.context_choice`)."""
         if synonyms.rules.mode == "meaning":
-            return [None if (t, i) in self.protected else
+            return [None if (t, i) in self.protected or glued(self.turns[t], self.spans[t][i]) else
                     context_choice(self.tokens[t], i, synonyms.entry(self.tokens[t][i])) for t, i in self.positions]
         return [synonyms.replace(self.tokens[t][i]) if ok else None
                 for ok, (t, i) in zip(self.replaceable(synonyms), self.positions, strict=True)]
 
-    def ratio_base(self, synonyms: SynonymTable) -> int:
-        """What a ratio counts: every token of the context, or under the meaning mode its content words that are
-        not likely names nor inside a URL or address (:func:`dialshift.shifts.meaning.is_counted`)."""
+    def ratio_base(self, synonyms: SynonymTable, base: str = "tokens") -> int:
+        """What a ratio counts: the context's tokens (``base``, :data:`~dialshift.shifts.replace.BASES`: bert-style
+        tokens, whitespace-separated tokens, ``\\w+`` runs or words), or under the meaning mode its content words
+        that are not likely names nor inside a URL or address (:func:`dialshift.shifts.meaning.is_counted`)."""
         if synonyms.rules.mode == "meaning":
-            return sum((t, i) not in self.protected and is_counted(self.tokens[t], i, synonyms.entry(self.tokens[t][i]))
-                       for t, i in self.positions)
+            return sum((t, i) not in self.protected and not glued(self.turns[t], self.spans[t][i])
+                       and is_counted(self.tokens[t], i, synonyms.entry(self.tokens[t][i])) for t, i in self.positions)
+        if base == "whitespace":
+            return sum(len(turn.split()) for turn in self.turns)
+        if base == "alnum":
+            return sum(bool(_WORD_CHAR.match(token)) for turn in self.tokens for token in turn)
+        if base == "words":
+            return len(self.positions)
         return self.num_tokens
 
     def replace(self, targets: Sequence[int], replace: Callable[[str], str] | Sequence[str | None]) -> ShiftResult:
@@ -159,13 +170,22 @@ class TokenizedContext:
 @dataclass(frozen=True)
 class RatioParams(WordRules):
     ratio: float = field(metadata={"help": "the share of the context's words replaced, a number in (0, 1), e.g. 0.3"})
-    rounding: str = field(default="floor", metadata={
-        "help": f"targets = rounding(ratio x tokens, or x content words in mode=meaning): {', '.join(ROUNDING)}"})
+    rounding: str = field(default=None, metadata={
+        "help": f"targets = rounding(ratio x base, or x content words in mode=meaning): {', '.join(ROUNDING)} "
+                "(default floor, the paper's; ceil in mode=meaning, so a short context gets one target)"})
+    base: str = field(default="tokens", metadata={
+        "help": f"what the ratio counts in mode=paper: {', '.join(BASES)} (tokens: the build's rule)"})
 
     def __post_init__(self):
         super().__post_init__()
         check_ratio(self.ratio)
+        if self.rounding is None:
+            object.__setattr__(self, "rounding", "ceil" if self.mode == "meaning" else "floor")
         check_choice("rounding", self.rounding, ROUNDING)
+        check_choice("base", self.base, BASES)
+        if self.mode == "meaning" and self.base != "tokens":
+            raise DialshiftError(f"parameter base={self.base} applies to mode=paper only; mode=meaning counts the "
+                                 "context's content words")
 
 
 class UnknownWord(Shift):
@@ -218,7 +238,7 @@ class UnknownWord(Shift):
         else:
             replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
         params = self.params
-        base = context.ratio_base(self.synonyms)
+        base = context.ratio_base(self.synonyms, params.base)
         unit = "content words" if params.mode == "meaning" else "tokens"
         needed, found = target_count(base, params.ratio, params.rounding), sum(replaceable)
         if needed == 0:

@@ -6,20 +6,23 @@ synonym is still unseen in the training texts):
 
 * **Targets are content words only**: an alphabetic token of at least :data:`MIN_LETTERS` letters that is not a
   number, a stop word (scikit-learn's list), a pronoun, auxiliary or determiner (:data:`FUNCTION_WORDS` adds those
-  the stop list lacks), a contraction piece (``don ' t``), a capitalised word inside a sentence (a likely name), nor a
-  word inside a URL or address; and it has a noun, verb, adjective or adverb reading (lemminflect's dictionary and a
-  WordNet sense) whose lemma is not a stop word (``did -> do`` is not a content word).
+  the stop list lacks), a contraction piece (``don ' t``), a capitalised word inside a sentence (a likely name), a
+  word inside a URL or address or glued to its neighbours into code (``apt-get``, ``/etc/fstab``, :func:`glued`),
+  nor an inflection of a stop word in any part of speech (``did -> do``, ``saw -> see``); and it has a noun, verb,
+  adjective or adverb reading (lemminflect's dictionary and a WordNet sense).
 * **The part of speech comes from the context**: a word with one reading takes it; otherwise the previous token
   decides (a subject pronoun, modal or ``do`` before it: verb; a determiner or possessive: noun, when the word has no
   adjective reading), else the reading that holds at least :data:`DOMINANT_SHARE` of the word's SemCor occurrences;
-  a word none of these resolves is not a target (``Excuse me``: verb; ``the dress``: noun).
+  a word none of these resolves is not a target (``we dress``: verb; ``the dress``: noun).
 * **The synonym is one of the most frequent sense of that part of speech** (SemCor counts; ``senses`` = K widens it to
   K senses): its single-word lemmas other than the word's own, none a number or a lemma of a number sense, inflected
   like the word (lemminflect; ``cars -> automobiles``), the inflected form and its lemma both unseen in training; the
   most common one in that sense is taken (highest SemCor count of the lemma in the synset, then WordNet's order), not
   the farthest-spelled (the paper's rule 4).
-* **The ratio counts content words**: ``n = rounding(ratio x content words of the context)`` targets, drawn in a seeded
-  order from the content words that have a synonym in their context.
+* **The ratio counts content words**: ``n = rounding(ratio x counted words)`` targets (rounding ``ceil`` by default
+  in this mode, so a short context gets one), drawn in a seeded order from the words that have an unseen synonym in
+  their context. The counted words are the content words whose reading in the context has a synonym at all, seen in
+  training or not (:func:`is_counted`): a word no synonym could ever replace does not make a ratio unreachable.
 
 Each word's record (:func:`word_entry`: is it a content word, its synonym per reading, its dominant reading) is
 context-free, so it is computed once per word and cached on disk with the rest of the table
@@ -49,6 +52,9 @@ VERB_CUES = frozenset(
 NOUN_CUES = frozenset("a an the my your his her its our their this these those some any no every each another".split())
 #: A reading holding this share of a word's SemCor occurrences is taken when the context gives no cue.
 DOMINANT_SHARE = 0.8
+#: Characters that glue a word to its neighbour into something that is not prose (``apt-get``, ``/etc/fstab``,
+#: ``ppa:team/java``, ``file.txt``, ``user@host``): such a word is never a target.
+GLUE = frozenset("-/_.:@~=+\\#$%&*<>|[]{}`^")
 
 
 def word_entry(table, word: str) -> dict:
@@ -91,7 +97,7 @@ def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | No
             if form is None or form.lower() == word:
                 continue
             substitutable = True
-            if form in table.vocabulary or name in table.vocabulary:
+            if form in table.vocabulary or name in table.vocabulary:  # rule 3 on the form and on its lemma
                 continue
             chosen.append((-sense_rules.lemma_count(table.wordnet, lemma), sense.order, order, form))
     return (min(chosen)[-1] if chosen else None), substitutable
@@ -118,6 +124,18 @@ def context_choice(tokens: Sequence[str], index: int, entry: dict) -> str | None
     pos = context_pos(tokens, index, entry)
     synonym = entry["synonyms"].get(pos) if pos is not None else None
     return match_case(word, synonym) if synonym is not None else None
+
+
+def glued(text: str, span: tuple[int, int]) -> bool:
+    """Whether the token at ``span`` of ``text`` is glued to a neighbour by :data:`GLUE` (``apt`` in ``apt-get``; a
+    sentence's final full stop or a colon before a space does not glue)."""
+    start, end = span
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    beyond = text[end + 1] if end + 1 < len(text) else " "
+    if before in GLUE and (start < 2 or not text[start - 2].isspace() or before not in ".:"):
+        return True
+    return after in GLUE and (after not in ".:" or not beyond.isspace() and beyond not in "\"').!?,")
 
 
 def is_counted(tokens: Sequence[str], index: int, entry: dict) -> bool:

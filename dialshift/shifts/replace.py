@@ -121,11 +121,13 @@ class WordRules:
         return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect, mode=self.mode)
 
     def public_parameters(self) -> dict:
-        """The parameters as a shift publishes them (``Shift.parameters``): every field, ``mode`` only when it is
-        not ``paper``, so rows made before the mode existed keep their bytes."""
+        """The parameters as a shift publishes them (``Shift.parameters``): every field, but those added after the
+        first published rows (:data:`LATER_DEFAULTS`) only when they differ from their default, so rows made before
+        they existed keep their bytes."""
         parameters = asdict(self)
-        if parameters.get("mode") == "paper":
-            del parameters["mode"]
+        for name, default in LATER_DEFAULTS.items():
+            if parameters.get(name, object()) == default:
+                del parameters[name]
         return parameters
 
     def key(self) -> str:
@@ -153,6 +155,13 @@ class WordRules:
 #: ``mode`` of the word rules: ``paper`` (Lee et al.'s rules with the options above) or ``meaning`` (a meaning-keeping
 #: Unknown Word for users' corpora, :mod:`dialshift.shifts.meaning`).
 MODES = ("paper", "meaning")
+#: What a ratio counts (``base`` of the UW/KW parameters; :meth:`dialshift.shifts.lexical.TokenizedContext.ratio_base`):
+#: bert-style tokens (the build's rule), whitespace-separated tokens, ``\w+`` runs (no punctuation) or alphabetic
+#: words. The meaning mode counts content words instead.
+BASES = ("tokens", "whitespace", "alnum", "words")
+#: Parameters added after rows were first published, with the default under which they are left out of a row's
+#: ``shift`` description.
+LATER_DEFAULTS = {"mode": "paper", "base": "tokens"}
 
 #: Named rule sets: ``paper`` (Lee et al. as stated, the default) and ``sense`` (the sense-preserving variant).
 UW_RULES = {
@@ -304,7 +313,6 @@ class SynonymTable:
 def _own_file_handles() -> None:
     """A forked worker must not share NLTK's open WordNet data files (and their seek offsets) with its parent."""
     from dialshift.parallel import get_shared
-
     from dialshift.wordnet import LazyWordNet
 
     wordnet = get_shared("synonym_table").wordnet
