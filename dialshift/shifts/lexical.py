@@ -77,6 +77,27 @@ def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...],
     return tuple(tokenize(text)), tuple(spans), inside
 
 
+def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int]:
+    """Under the meaning mode, one turn's replacement of each word (None: no target) and how many of its words the
+    ratio counts; both depend on the turn's text alone, so they are computed once per distinct turn (a dialogue's
+    prefixes share their turns)."""
+    found = synonyms.turns.get(text)
+    if found is None:
+        tokens, spans, inside = _tokenized(text)
+        choices, counted = [], 0
+        for index, token in enumerate(tokens):
+            if not is_word(token):
+                continue
+            if index in inside or glued(text, spans[index]):
+                choices.append(None)
+                continue
+            entry = synonyms.entry(token)
+            choices.append(context_choice(tokens, index, entry))
+            counted += is_counted(tokens, index, entry)
+        found = synonyms.turns[text] = (tuple(choices), counted)
+    return found
+
+
 def synonym_table_digest(synonyms: SynonymTable) -> str:
     """What decides a synonym table's answers: its WordNet database, vocabulary and rules."""
     from dialshift.wordnet import wordnet_fingerprint
@@ -131,8 +152,7 @@ class TokenizedContext:
         target: the table's synonym cased like the word (:meth:`replaceable`), or under the meaning mode the synonym
         of the word's reading in its context (:func:`dialshift.shifts.meaning.context_choice`)."""
         if synonyms.rules.mode == "meaning":
-            return [None if (t, i) in self.protected or glued(self.turns[t], self.spans[t][i]) else
-                    context_choice(self.tokens[t], i, synonyms.entry(self.tokens[t][i])) for t, i in self.positions]
+            return [choice for text in self.turns for choice in meaning_turn(synonyms, text)[0]]
         return [synonyms.replace(self.tokens[t][i]) if ok else None
                 for ok, (t, i) in zip(self.replaceable(synonyms), self.positions, strict=True)]
 
@@ -141,8 +161,7 @@ class TokenizedContext:
         tokens, whitespace-separated tokens, ``\\w+`` runs or words), or under the meaning mode its content words
         that are not likely names nor inside a URL or address (:func:`dialshift.shifts.meaning.is_counted`)."""
         if synonyms.rules.mode == "meaning":
-            return sum((t, i) not in self.protected and not glued(self.turns[t], self.spans[t][i])
-                       and is_counted(self.tokens[t], i, synonyms.entry(self.tokens[t][i])) for t, i in self.positions)
+            return sum(meaning_turn(synonyms, text)[1] for text in self.turns)
         if base == "whitespace":
             return sum(len(turn.split()) for turn in self.turns)
         if base == "alnum":

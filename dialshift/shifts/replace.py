@@ -187,6 +187,7 @@ class SynonymTable:
         self._variants: dict[WordRules, SynonymTable] = {self.rules: self}
         self._senses: dict[str, list] = {}  # word -> its ranked senses, shared by the variants
         self.store = None  # a TableCache (dialshift.shifts.table_cache.attach), shared by the variants
+        self.turns: dict[str, tuple] = {}  # the meaning mode's per-turn choices (lexical.meaning_turn)
 
     def with_rules(self, rules: WordRules) -> "SynonymTable":
         """The table of ``rules`` over this table's WordNet and vocabulary (this table when the rules are its own)."""
