@@ -30,6 +30,12 @@ import numpy as np
 from dialshift.errors import DialshiftError
 from dialshift.shifts.seeding import instance_rng
 
+
+class ParameterError(DialshiftError, TypeError):
+    """A missing, unknown or bad shift parameter: one line naming it and what it accepts. It is a ``TypeError`` too,
+    like the ``__init__() missing ...`` it replaces, so callers that catch that keep working."""
+
+
 #: Why a shipped shift did not apply to a dialogue (the ``reason`` of :class:`Skipped`; a new shift may add its own).
 SKIP_REASONS = {
     "too_few_turns": "the context has fewer turns than the shift needs",
@@ -166,13 +172,13 @@ class Shift(ABC):
         fields = {item.name: item for item in dataclasses.fields(cls.Params)}
         unknown = sorted(set(kwargs) - set(fields))
         if unknown:
-            raise DialshiftError(f"{cls.__name__} ({cls.name}) has no parameter {unknown[0]!r}; its parameters: "
+            raise ParameterError(f"{cls.__name__} ({cls.name}) has no parameter {unknown[0]!r}; its parameters: "
                                  f"{', '.join(fields) or 'none'}")
         missing = [name for name, item in fields.items() if name not in kwargs and item.init
                    and item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING]
         if missing:
             help_text = fields[missing[0]].metadata.get("help")
-            raise DialshiftError(f"{cls.__name__} ({cls.name}) needs parameter {missing[0]!r}"
+            raise ParameterError(f"{cls.__name__} ({cls.name}) needs parameter {missing[0]!r}"
                                  + (f": {help_text}" if help_text else ""))
         return cls.Params(**kwargs)
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped, digest
+from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
 from dialshift.shifts.meaning import context_choice, glued, is_counted
 from dialshift.shifts.replace import (
     BASES,
@@ -203,7 +203,7 @@ class RatioParams(WordRules):
         check_choice("rounding", self.rounding, ROUNDING)
         check_choice("base", self.base, BASES)
         if self.mode == "meaning" and self.base != "tokens":
-            raise DialshiftError(f"parameter base={self.base} applies to mode=paper only; mode=meaning counts the "
+            raise ParameterError(f"parameter base={self.base} applies to mode=paper only; mode=meaning counts the "
                                  "context's content words")
 
 
@@ -298,7 +298,7 @@ class KnownParams(RatioParams):
         super().__post_init__()
         check_choice("rule", self.rule, KW_RULES)
         if isinstance(self.min_count, bool) or not isinstance(self.min_count, int) or self.min_count < 0:
-            raise DialshiftError(f"parameter min_count must be a whole number >= 0, got {self.min_count!r}")
+            raise ParameterError(f"parameter min_count must be a whole number >= 0, got {self.min_count!r}")
 
 
 class KnownWord(UnknownWord):
@@ -333,9 +333,9 @@ class ImportanceParams(WordRules):
         for name in ("num_buckets", "bucket"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise DialshiftError(f"parameter {name} must be a whole number >= 1, got {value!r}")
+                raise ParameterError(f"parameter {name} must be a whole number >= 1, got {value!r}")
         if self.bucket > self.num_buckets:
-            raise DialshiftError(f"parameter bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
+            raise ParameterError(f"parameter bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
 
 
 class ImportantWord(Shift):

@@ -29,6 +29,7 @@ import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts import senses as sense_rules
+from dialshift.shifts.base import ParameterError
 from dialshift.shifts.words import Vocabulary, is_number, is_numeral, is_word, match_case, normalized_levenshtein
 
 Position = tuple[int, int]  # (turn index in the context, token index in the turn)
@@ -52,10 +53,10 @@ class Replacement(NamedTuple):
 def check_ratio(ratio: float) -> float:
     """``ratio`` when it is a number in (0, 1), else one :class:`DialshiftError` line naming the parameter."""
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
-        raise DialshiftError(f"parameter ratio must be a number in (0, 1) (the share of words replaced, e.g. 0.3), "
+        raise ParameterError(f"parameter ratio must be a number in (0, 1) (the share of words replaced, e.g. 0.3), "
                              f"got {ratio!r} ({type(ratio).__name__})")
     if not 0 < ratio < 1:
-        raise DialshiftError(f"parameter ratio {ratio} is outside (0, 1) (the share of words replaced); use e.g. "
+        raise ParameterError(f"parameter ratio {ratio} is outside (0, 1) (the share of words replaced); use e.g. "
                              "0.05 ... 0.50")
     return ratio
 
@@ -63,7 +64,7 @@ def check_ratio(ratio: float) -> float:
 def check_choice(name: str, value, choices) -> None:
     """One :class:`DialshiftError` line naming parameter ``name`` when ``value`` is not one of ``choices``."""
     if not isinstance(value, str) or value not in choices:
-        raise DialshiftError(f"parameter {name} must be one of {', '.join(choices)}, got {value!r}")
+        raise ParameterError(f"parameter {name} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def target_count(num_tokens: int, ratio: float, rounding: str = "floor") -> int:
@@ -105,11 +106,11 @@ class WordRules:
 
     def __post_init__(self):
         if not isinstance(self.senses, int) or isinstance(self.senses, bool) or self.senses < 0:
-            raise DialshiftError(f"parameter senses must be a whole number >= 0 (0 = every sense, the paper's rule), "
+            raise ParameterError(f"parameter senses must be a whole number >= 0 (0 = every sense, the paper's rule), "
                                  f"got {self.senses!r}")
         for name in ("content_words", "inflect"):
             if not isinstance(getattr(self, name), bool):
-                raise DialshiftError(f"parameter {name} must be true or false, got {getattr(self, name)!r}")
+                raise ParameterError(f"parameter {name} must be true or false, got {getattr(self, name)!r}")
         check_choice("mode", self.mode, MODES)
         if self.mode == "meaning":  # the meaning mode implies these rules (meaning.py)
             object.__setattr__(self, "content_words", True)
