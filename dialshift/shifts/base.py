@@ -23,6 +23,7 @@ import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -118,16 +119,28 @@ def check_context(context, instance_id) -> tuple[str, ...]:
 LANGUAGE_SCRIPTS = {"en": ("LATIN",)}
 
 
+@lru_cache(maxsize=1 << 16)
+def _script_counts(turn: str) -> tuple[tuple[str, int], ...]:
+    """How many letters of each script a turn has (computed once per distinct turn; ASCII text is all Latin)."""
+    if turn.isascii():
+        letters = sum(char.isalpha() for char in turn)
+        return (("LATIN", letters),) if letters else ()
+    counts: dict[str, int] = {}
+    for char in turn:
+        if char.isalpha():
+            script = unicodedata.name(char, "UNKNOWN").split()[0]
+            counts[script] = counts.get(script, 0) + 1
+    return tuple(counts.items())
+
+
 def foreign_script(turns: Sequence[str], languages: Sequence[str]) -> str | None:
     """The script most of the letters of ``turns`` are written in when it is not one of ``languages``' scripts
     (``HANGUL``, ``CJK``, ``CYRILLIC`` ...), else None (also when there are no letters)."""
     allowed = {script for language in languages for script in LANGUAGE_SCRIPTS.get(language, ())}
     counts: dict[str, int] = {}
     for turn in turns:
-        for char in turn:
-            if char.isalpha():
-                script = unicodedata.name(char, "UNKNOWN").split()[0]
-                counts[script] = counts.get(script, 0) + 1
+        for script, count in _script_counts(turn):
+            counts[script] = counts.get(script, 0) + count
     if not counts:
         return None
     native = sum(counts.get(script, 0) for script in allowed)
