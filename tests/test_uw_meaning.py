@@ -167,3 +167,19 @@ def test_shift_dataset_output_is_the_same_with_and_without_the_cache(tmp_path, m
                                        cache=cache, ratio=0.3, mode=mode, rounding="ceil")
         outputs.append(shift_dataset(rows, shift).to_list())
     assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
+
+
+def test_the_judged_sample_states_what_its_verdicts_count():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "benchmarks" / "uw_meaning_sample.md").read_text()
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) == 2
+    for section in sections:
+        stated = re.search(r": (\d+) of (\d+) plausible", section.splitlines()[0])
+        rows = [line for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
+        verdicts = [line.split("|")[-3].strip() for line in rows]
+        assert set(verdicts) <= {"yes", "no"} and len(rows) == int(stated[2])
+        assert verdicts.count("yes") == int(stated[1])
+        assert f"**{stated[1]} of {stated[2]} (" in text  # the summary table states the same count
