@@ -69,3 +69,35 @@ def test_wordnet_is_opened_on_the_first_lookup_not_before(monkeypatch, tmp_path)
     with pytest.raises(pytest.fail.Exception):
         shift.synonyms.best("automobile")  # the first word not in the cache opens WordNet
     assert len(opened) == 1
+
+
+def test_the_count_base_is_a_family_option_published_only_when_not_the_default():
+    from dialshift_families.dailydialog import DailyDialogOptions, declared_configs
+    from dialshift_families.dailydialog.pipeline import DailyDialogShifts
+
+    from dialshift.sources.dailydialog import Dialogue
+
+    config = {config.name: config for config in declared_configs()}["kw_0.45"]
+
+    dialogues = {split: [Dialogue(f"dd-{split}-00000", split, 0, ("I like cars .", "me too"), (1, 1), (0, 0))]
+                 for split in ("train", "validation", "test")}
+    default = DailyDialogShifts(dialogues, None, DailyDialogOptions(kw_min_count=0).shift_options(0))
+    spaced = DailyDialogShifts(dialogues, None, DailyDialogOptions(kw_min_count=0,
+                                                                   uw_count_base="whitespace").shift_options(0))
+    assert "base" not in default.shift(config).parameters() and "count_base" not in default.options.settings()
+    assert spaced.shift(config).parameters()["base"] == "whitespace"
+    assert spaced.options.settings()["count_base"] == "whitespace"
+    with pytest.raises(DialshiftError, match="parameter base must be one of tokens, whitespace, alnum, words"):
+        UnknownWord.make_params(ratio=0.3, base="bytes")
+    with pytest.raises(DialshiftError, match="base=words applies to mode=paper only"):
+        UnknownWord.make_params(ratio=0.3, base="words", mode="meaning")
+
+
+def test_the_ratio_base_counts_what_it_names():
+    from dialshift.shifts.lexical import TokenizedContext
+    from dialshift.shifts.replace import SynonymTable
+    from dialshift.shifts.words import Vocabulary
+
+    context = TokenizedContext.of(["I've got £ 330 .", "ok"])
+    table = SynonymTable(None, Vocabulary.from_texts([]))
+    assert [context.ratio_base(table, base) for base in ("tokens", "whitespace", "alnum", "words")] == [8, 6, 5, 4]
