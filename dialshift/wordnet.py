@@ -115,3 +115,29 @@ def _load(wordnet_dir, cache):
 def load_wordnet(wordnet_dir=None, cache=None):
     """A ready NLTK ``WordNetCorpusReader`` over WordNet 3.0 (prepared on first use, cached per process)."""
     return _load(str(wordnet_dir) if wordnet_dir else None, str(Path(cache or cache_dir())))
+
+
+class LazyWordNet:
+    """A WordNet reader opened on first use: :func:`load_wordnet` takes about 10 s, which a synonym table whose
+    answers all come from its disk cache (:mod:`dialshift.shifts.table_cache`) never needs to spend. ``root`` (the
+    prepared database folder, for :func:`wordnet_fingerprint`) is known without opening it; any other attribute
+    opens the reader and is the reader's."""
+
+    def __init__(self, wordnet_dir=None, cache=None):
+        self._arguments = (wordnet_dir, cache)
+        self.root = prepare_wordnet(wordnet_dir, cache) / "corpora" / "wordnet"
+
+    @property
+    def reader(self):
+        """The NLTK ``WordNetCorpusReader`` (opened now if it is not yet)."""
+        return load_wordnet(*self._arguments)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_arguments", "root"):  # not set yet (unpickling, copying)
+            raise AttributeError(name)
+        return getattr(self.reader, name)
+
+
+def lazy_wordnet(wordnet_dir=None, cache=None) -> LazyWordNet:
+    """WordNet 3.0 prepared now (a one-line error when it is not installed) and opened on first use."""
+    return LazyWordNet(wordnet_dir, cache)

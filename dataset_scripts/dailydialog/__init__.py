@@ -5,7 +5,7 @@ public Shift API of :mod:`dialshift.shifts`) to the source instances; :mod:`.car
 facts the build records. The fields are described in ``hub_cards/dailydialog.md``.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from dialshift.arguments import non_negative_int, positive_int
@@ -15,7 +15,7 @@ from dialshift.parallel import fork_map, get_shared, shared
 from dialshift.registry import BuildContext, BuildResult, Family, option, rows_to_dataset
 from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.lexical import ratio_name
-from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING, UW_RULES, WordRules, target_count
+from dialshift.shifts.replace import BASES, KW_MIN_COUNT, KW_RULES, ROUNDING, UW_RULES, WordRules, target_count
 
 from .constants import IC_WINDOW, IMPORTANCE_RATIO, NUM_BUCKETS, UW_RATIOS
 from .pipeline import DailyDialogShifts, ShiftOptions
@@ -118,8 +118,11 @@ class DailyDialogOptions:
                           choices=KW_RULES)
     kw_min_count: int = option(KW_MIN_COUNT, "a known word occurs more than N times in the training split",
                                metavar="N", type=non_negative_int)
-    uw_rounding: str = option("floor", "targets per instance = floor or round of ratio x context tokens",
+    uw_rounding: str = option("floor", "targets per instance = floor, round or ceil of ratio x the count base",
                               choices=sorted(ROUNDING))
+    uw_count_base: str = option("tokens", "what the UW/KW ratio multiplies: bert-style tokens (the paper's 'words (= "
+                                          "token)'), whitespace-separated tokens, \\w+ runs or alphabetic words "
+                                          "(docs/uw_audit.md compares each with Table 1)", choices=BASES)
     uw_case_sensitive_vocab: bool = option(False, "check rule 3 (not a training word) case-sensitively instead of "
                                                   "case-folded")
     uw_rules: str = option("paper", "UW/KW/UW-imp word rules: 'paper' (Lee et al. as stated: any word, every sense of "
@@ -172,7 +175,8 @@ class DailyDialogOptions:
 
     def shift_options(self, seed: int) -> ShiftOptions:
         rules = self.word_rules()
-        return ShiftOptions(seed=seed, rounding=self.uw_rounding, vocab_case_sensitive=self.uw_case_sensitive_vocab,
+        return ShiftOptions(seed=seed, rounding=self.uw_rounding, count_base=self.uw_count_base,
+                            vocab_case_sensitive=self.uw_case_sensitive_vocab,
                             kw_rule=self.kw_rule, kw_min_count=self.kw_min_count, ic_selection=self.ic_selection,
                             drop_train_overlap=self.dd_drop_train_overlap, content_words=rules.content_words,
                             senses=rules.senses, inflect=rules.inflect)
@@ -332,7 +336,7 @@ class DailyDialogFamily(Family):
             built[config.name] = DatasetDict({split: concatenate_datasets(parts[split]) if len(parts[split]) > 1
                                               else parts[split][0] for split in ("train", "validation", "test")
                                               if split in parts})
-        settings = {**asdict(shifts.options), "validation_variants": options.dd_validation_variants}
+        settings = {**shifts.options.settings(), "validation_variants": options.dd_validation_variants}
         facts = {config.name: config_facts(config, built[config.name], settings, shifts,
                                            importance if config.group and config.group.name == "uw_imp" else None)
                  for config in configs}
@@ -404,7 +408,7 @@ def surviving(shifts: DailyDialogShifts, ratio: float, rounding: str, rules: Wor
     kept, targets = 0, 0
     for row in shifts.source_rows("test"):
         context = TokenizedContext.of(row["context"])
-        n = target_count(context.num_tokens, ratio, rounding)
+        n = target_count(context.ratio_base(synonyms, shifts.options.count_base), ratio, rounding)
         if n > 0 and sum(context.replaceable(synonyms)) >= n:
             kept, targets = kept + 1, targets + n
     return kept, targets / max(kept, 1)

@@ -41,6 +41,7 @@ class ShiftOptions:
 
     seed: int = 0
     rounding: str = "floor"
+    count_base: str = "tokens"
     vocab_case_sensitive: bool = False
     kw_rule: str = "random"
     kw_min_count: int = KW_MIN_COUNT
@@ -53,6 +54,14 @@ class ShiftOptions:
     @property
     def word_rules(self) -> WordRules:
         return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect)
+
+    def settings(self) -> dict:
+        """The options as the card states them (``count_base`` only when it is not the default ``tokens``, so cards
+        of builds made before the option existed keep their bytes)."""
+        settings = asdict(self)
+        if settings["count_base"] == "tokens":
+            del settings["count_base"]
+        return settings
 
 
 def fold(dialogue) -> tuple[str, ...]:
@@ -125,9 +134,11 @@ class DailyDialogShifts:
         if group is None:
             return None
         if group.name == "uw":
-            return UnknownWord(ratio=params["ratio"], rounding=options.rounding, synonyms=self.synonyms, **rules)
+            return UnknownWord(ratio=params["ratio"], rounding=options.rounding, base=options.count_base,
+                               synonyms=self.synonyms, **rules)
         if group.name == "kw":
-            return KnownWord(ratio=params["ratio"], rounding=options.rounding, rule=options.kw_rule,
+            return KnownWord(ratio=params["ratio"], rounding=options.rounding, base=options.count_base,
+                             rule=options.kw_rule,
                              min_count=options.kw_min_count, synonyms=self.synonyms, known=self.known, **rules)
         if group.name == "uw_imp":
             if not self._scores:

@@ -5,7 +5,9 @@ context or :class:`Skipped` with the reason (:mod:`.base`); :func:`shift_dataset
 (:mod:`.dataset`). The shifts:
 
 * :class:`UnknownWord`, :class:`KnownWord`, :class:`ImportantWord` (:mod:`.lexical`; rules in :mod:`.replace`,
-  tokens in :mod:`.words`), Lee et al. (2022) §2.1, App. A.1, A.3, A.5;
+  tokens in :mod:`.words`), Lee et al. (2022) §2.1, App. A.1, A.3, A.5; ``mode="meaning"`` is the meaning-keeping
+  variant for users' corpora (:mod:`.meaning`), and :meth:`UnknownWord.for_corpus` keeps its synonym table on disk
+  (:mod:`.table_cache`);
 * :class:`InsufficientContext` (turn deletion) and :class:`SourceLength` (the ``sr_*`` source-length *selection*, no
   turn removed) (:mod:`.context`), Lee et al. §2.2, App. A.2, A.4;
 * :class:`DistractingInsertion` (:mod:`.distraction`), Xing & Gulla §3.3, §4.

@@ -16,18 +16,26 @@ shift from it given the same resources. Applying shifts to a ``datasets.Dataset`
 Any corpus works: see the README ("Shifting your own dialogues").
 """
 
+import dataclasses
 import hashlib
 import json
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.seeding import instance_rng
+
+
+class ParameterError(DialshiftError, TypeError):
+    """A missing, unknown or bad shift parameter: one line naming it and what it accepts. It is a ``TypeError`` too,
+    like the ``__init__() missing ...`` it replaces, so callers that catch that keep working."""
+
 
 #: Why a shipped shift did not apply to a dialogue (the ``reason`` of :class:`Skipped`; a new shift may add its own).
 SKIP_REASONS = {
@@ -111,16 +119,28 @@ def check_context(context, instance_id) -> tuple[str, ...]:
 LANGUAGE_SCRIPTS = {"en": ("LATIN",)}
 
 
+@lru_cache(maxsize=1 << 16)
+def _script_counts(turn: str) -> tuple[tuple[str, int], ...]:
+    """How many letters of each script a turn has (computed once per distinct turn; ASCII text is all Latin)."""
+    if turn.isascii():
+        letters = sum(char.isalpha() for char in turn)
+        return (("LATIN", letters),) if letters else ()
+    counts: dict[str, int] = {}
+    for char in turn:
+        if char.isalpha():
+            script = unicodedata.name(char, "UNKNOWN").split()[0]
+            counts[script] = counts.get(script, 0) + 1
+    return tuple(counts.items())
+
+
 def foreign_script(turns: Sequence[str], languages: Sequence[str]) -> str | None:
     """The script most of the letters of ``turns`` are written in when it is not one of ``languages``' scripts
     (``HANGUL``, ``CJK``, ``CYRILLIC`` ...), else None (also when there are no letters)."""
     allowed = {script for language in languages for script in LANGUAGE_SCRIPTS.get(language, ())}
     counts: dict[str, int] = {}
     for turn in turns:
-        for char in turn:
-            if char.isalpha():
-                script = unicodedata.name(char, "UNKNOWN").split()[0]
-                counts[script] = counts.get(script, 0) + 1
+        for script, count in _script_counts(turn):
+            counts[script] = counts.get(script, 0) + count
     if not counts:
         return None
     native = sum(counts.get(script, 0) for script in allowed)
@@ -155,7 +175,25 @@ class Shift(ABC):
     def __init__(self, params=None, **kwargs):
         if params is not None and kwargs:
             raise TypeError(f"{type(self).__name__}: pass params or keyword parameters, not both")
-        self.params = params if params is not None else self.Params(**kwargs)
+        self.params = params if params is not None else self.make_params(**kwargs)
+
+    @classmethod
+    def make_params(cls, **kwargs):
+        """``Params(**kwargs)``, or one :class:`DialshiftError` line naming the missing or unknown parameter and what
+        it accepts (a field's ``metadata["help"]``) instead of Python's ``__init__() missing ...``. Call it before
+        any expensive set-up; the parameters dataclass checks values and ranges itself."""
+        fields = {item.name: item for item in dataclasses.fields(cls.Params)}
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:
+            raise ParameterError(f"{cls.__name__} ({cls.name}) has no parameter {unknown[0]!r}; its parameters: "
+                                 f"{', '.join(fields) or 'none'}")
+        missing = [name for name, item in fields.items() if name not in kwargs and item.init
+                   and item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING]
+        if missing:
+            help_text = fields[missing[0]].metadata.get("help")
+            raise ParameterError(f"{cls.__name__} ({cls.name}) needs parameter {missing[0]!r}"
+                                 + (f": {help_text}" if help_text else ""))
+        return cls.Params(**kwargs)
 
     @property
     def key(self) -> str:

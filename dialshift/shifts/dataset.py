@@ -13,7 +13,8 @@ Rows the shift does not apply to are left out and counted by reason (:class:`Shi
 Speed: ``datasets`` fingerprints the map by the shift's :meth:`~dialshift.shifts.base.Shift.fingerprint` (name,
 parameters and resource digests), never by pickling its resources (a WordNet synonym table), and with ``num_proc``
 the workers are forked with the shift in memory (its synonym table filled once, before the fork) instead of
-receiving a pickled copy each.
+receiving a pickled copy each. A word shift's synonym table is filled before the map in any case, so a table with
+a disk cache (:mod:`dialshift.shifts.table_cache`) is written once per call.
 """
 
 import logging
@@ -219,9 +220,10 @@ def shift_dataset(dataset, shift: Shift, seed: int = 0, *, id_column: str = "id"
     fingerprint = digest("shift_dataset", dataset._fingerprint, shift.fingerprint(), seed, id_column, context_column,
                          turn_separator, include_original, seeds_per_instance)
     function = pipeline
+    # every lookup table filled once up front (and written to its disk cache, when it has one), before any fork
+    shift.prepare((pipeline.context_of(value, uid)
+                   for uid, value in zip(dataset[id_column], dataset[context_column], strict=True)), num_proc or 1)
     if num_proc is not None and num_proc > 1:
-        shift.prepare((pipeline.context_of(value, uid)
-                       for uid, value in zip(dataset[id_column], dataset[context_column], strict=True)), num_proc)
         _PIPELINES[fingerprint] = pipeline
         function = SharedPipeline(fingerprint)
     try:

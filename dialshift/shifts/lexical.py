@@ -24,20 +24,25 @@ Every parameters dataclass here extends :class:`~dialshift.shifts.replace.WordRu
 has the same (content-word) targets as UW.
 """
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dialshift.errors import DialshiftError
-from dialshift.shifts.base import InstanceRandom, Shift, ShiftResult, Skipped, digest
+from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
+from dialshift.shifts.meaning import context_choice, glued, is_counted
 from dialshift.shifts.replace import (
+    BASES,
     KW_MIN_COUNT,
     KW_RULES,
     ROUNDING,
     KnownWords,
+    Replacement,
     SynonymTable,
     WordRules,
     bucket_targets,
+    check_choice,
     check_ratio,
     importance_buckets,
     make_replacements,
@@ -55,6 +60,8 @@ from dialshift.shifts.words import (
     tokenize,
 )
 
+_WORD_CHAR = re.compile(r"\w")
+
 
 def ratio_name(prefix: str, ratio: float) -> str:
     """``uw_0.30``: the config-style name of a ratio shift (two decimals when exact)."""
@@ -70,6 +77,27 @@ def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...],
     return tuple(tokenize(text)), tuple(spans), inside
 
 
+def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int]:
+    """Under the meaning mode, one turn's replacement of each word (None: no target) and how many of its words the
+    ratio counts; both depend on the turn's text alone, so they are computed once per distinct turn (a dialogue's
+    prefixes share their turns)."""
+    found = synonyms.turns.get(text)
+    if found is None:
+        tokens, spans, inside = _tokenized(text)
+        choices, counted = [], 0
+        for index, token in enumerate(tokens):
+            if not is_word(token):
+                continue
+            if index in inside or glued(text, spans[index]):
+                choices.append(None)
+                continue
+            entry = synonyms.entry(token)
+            choices.append(context_choice(tokens, index, entry))
+            counted += is_counted(tokens, index, entry)
+        found = synonyms.turns[text] = (tuple(choices), counted)
+    return found
+
+
 def synonym_table_digest(synonyms: SynonymTable) -> str:
     """What decides a synonym table's answers: its WordNet database, vocabulary and rules."""
     from dialshift.wordnet import wordnet_fingerprint
@@ -78,7 +106,7 @@ def synonym_table_digest(synonyms: SynonymTable) -> str:
     source = wordnet_fingerprint(wordnet) if hasattr(wordnet, "root") else type(wordnet).__qualname__
     vocabulary = synonyms.vocabulary
     return digest(source, sorted(vocabulary.counts.items()), vocabulary.case_sensitive,
-                  synonyms.exclude_number_senses, repr(synonyms.rules))
+                  synonyms.exclude_number_senses, synonyms.rules.key())
 
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
@@ -119,9 +147,37 @@ class TokenizedContext:
         return [(t, i) not in self.protected and synonyms.replaceable(self.tokens[t][i])
                 and not (names and is_name_like(self.tokens[t], i)) for t, i in self.positions]
 
-    def replace(self, targets: Sequence[int], replace: Callable[[str], str]) -> ShiftResult:
-        """Replace the words at ``targets`` (indices into :attr:`positions`) and keep everything else verbatim."""
-        replacements = make_replacements(self.tokens, self.positions, targets, replace)
+    def choices(self, synonyms: SynonymTable) -> list[str | None]:
+        """The replacement of each word (in :attr:`positions` order) in this context, None for a word that is no
+        target: the table's synonym cased like the word (:meth:`replaceable`), or under the meaning mode the synonym
+        of the word's reading in its context (:func:`dialshift.shifts.meaning.context_choice`)."""
+        if synonyms.rules.mode == "meaning":
+            return [choice for text in self.turns for choice in meaning_turn(synonyms, text)[0]]
+        return [synonyms.replace(self.tokens[t][i]) if ok else None
+                for ok, (t, i) in zip(self.replaceable(synonyms), self.positions, strict=True)]
+
+    def ratio_base(self, synonyms: SynonymTable, base: str = "tokens") -> int:
+        """What a ratio counts: the context's tokens (``base``, :data:`~dialshift.shifts.replace.BASES`: bert-style
+        tokens, whitespace-separated tokens, ``\\w+`` runs or words), or under the meaning mode its content words
+        that are not likely names nor inside a URL or address (:func:`dialshift.shifts.meaning.is_counted`)."""
+        if synonyms.rules.mode == "meaning":
+            return sum(meaning_turn(synonyms, text)[1] for text in self.turns)
+        if base == "whitespace":
+            return sum(len(turn.split()) for turn in self.turns)
+        if base == "alnum":
+            return sum(bool(_WORD_CHAR.match(token)) for turn in self.tokens for token in turn)
+        if base == "words":
+            return len(self.positions)
+        return self.num_tokens
+
+    def replace(self, targets: Sequence[int], replace: Callable[[str], str] | Sequence[str | None]) -> ShiftResult:
+        """Replace the words at ``targets`` (indices into :attr:`positions`) and keep everything else verbatim;
+        ``replace`` maps a word to its replacement, or is the replacement of every word (:meth:`choices`)."""
+        if callable(replace):
+            replacements = make_replacements(self.tokens, self.positions, targets, replace)
+        else:
+            replacements = [Replacement(t, i, self.tokens[t][i], replace[k])
+                            for k, (t, i) in ((k, self.positions[k]) for k in targets)]
         per_turn: dict[int, dict[int, str]] = {}
         for item in replacements:
             per_turn.setdefault(item.turn, {})[item.index] = item.replacement
@@ -132,18 +188,33 @@ class TokenizedContext:
 
 @dataclass(frozen=True)
 class RatioParams(WordRules):
-    ratio: float
-    rounding: str = "floor"
+    ratio: float = field(metadata={"help": "the share of the context's words replaced, a number in (0, 1), e.g. 0.3"})
+    rounding: str = field(default=None, metadata={
+        "help": f"targets = rounding(ratio x base, or x content words in mode=meaning): {', '.join(ROUNDING)} "
+                "(default floor, the paper's; ceil in mode=meaning, so a short context gets one target)"})
+    base: str = field(default="tokens", metadata={
+        "help": f"what the ratio counts in mode=paper: {', '.join(BASES)} (tokens: the build's rule)"})
 
     def __post_init__(self):
         super().__post_init__()
         check_ratio(self.ratio)
-        if self.rounding not in ROUNDING:
-            raise ValueError(f"unknown rounding {self.rounding!r}; choose one of {', '.join(ROUNDING)}")
+        if self.rounding is None:
+            object.__setattr__(self, "rounding", "ceil" if self.mode == "meaning" else "floor")
+        check_choice("rounding", self.rounding, ROUNDING)
+        check_choice("base", self.base, BASES)
+        if self.mode == "meaning" and self.base != "tokens":
+            raise ParameterError(f"parameter base={self.base} applies to mode=paper only; mode=meaning counts the "
+                                 "context's content words")
 
 
 class UnknownWord(Shift):
-    """``UnknownWord(ratio=0.3, synonyms=SynonymTable(...))``; see :meth:`for_corpus` to build one from your data."""
+    """``UnknownWord(ratio=0.3, synonyms=SynonymTable(...))``; see :meth:`for_corpus` to build one from your data.
+
+    ``mode="meaning"`` (:mod:`dialshift.shifts.meaning`) keeps the meaning on a user's corpus: content words only,
+    the part of speech from the context, the most common unseen synonym of the word's most frequent sense, inflected
+    to fit, and the ratio counted over content words. The default ``mode="paper"`` is Lee et al.'s rules (the
+    published ``uw_*`` configs).
+    """
 
     name = "uw"
     Params = RatioParams
@@ -154,31 +225,52 @@ class UnknownWord(Shift):
         self.synonyms = synonyms.with_rules(self.params)
 
     @classmethod
-    def for_corpus(cls, training_texts: Iterable[str], case_sensitive: bool = False, wordnet=None, **params):
-        """A UW shift whose "unknown" means unseen in ``training_texts`` (WordNet 3.0 from :mod:`dialshift.wordnet`)."""
-        from dialshift.wordnet import load_wordnet
+    def for_corpus(cls, training_texts: Iterable[str], case_sensitive: bool = False, wordnet=None, cache=True,
+                   **params):
+        """A shift whose "unknown" means unseen in ``training_texts`` (WordNet 3.0 from :mod:`dialshift.wordnet`,
+        read only when a word is not in the table's disk cache; ``cache=False`` keeps no cache, ``cache=PATH`` puts
+        it there instead of ``<dialshift cache>/uw_tables``, :mod:`dialshift.shifts.table_cache`). The parameters
+        are checked first, before anything is read."""
+        from dialshift.shifts.table_cache import attach
+        from dialshift.wordnet import lazy_wordnet
 
+        checked = cls.make_params(**params)
         vocabulary = Vocabulary.from_texts(training_texts, case_sensitive=case_sensitive)
-        return cls(synonyms=SynonymTable(wordnet or load_wordnet(), vocabulary), **params)
+        table = SynonymTable(wordnet or lazy_wordnet(), vocabulary)
+        if cache is not False:
+            table = attach(table, None if cache is True else cache)
+        return cls(checked, synonyms=table)
 
     @property
     def key(self) -> str:
         return ratio_name("uw", self.params.ratio)
 
-    def targets(self, context: TokenizedContext, rng: InstanceRandom) -> list[int] | Skipped:
-        replaceable = context.replaceable(self.synonyms)
+    def parameters(self) -> dict:
+        return self.params.public_parameters()
+
+    def targets(self, context: TokenizedContext, rng: InstanceRandom,
+                choices: Sequence[str | None] | None = None) -> list[int] | Skipped:
+        """The targets (indices into the context's words) or why there are none; ``choices`` are the context's
+        :meth:`TokenizedContext.choices` when already computed."""
+        if choices is None and self.params.mode == "paper":
+            replaceable = context.replaceable(self.synonyms)
+        else:
+            replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
         params = self.params
-        needed, found = target_count(context.num_tokens, params.ratio, params.rounding), sum(replaceable)
+        base = context.ratio_base(self.synonyms, params.base)
+        unit = "content words" if params.mode == "meaning" else "tokens"
+        needed, found = target_count(base, params.ratio, params.rounding), sum(replaceable)
         if needed == 0:
-            return Skipped("too_few_tokens", f"{context.num_tokens} tokens x {params.ratio} rounds to 0 targets")
+            return Skipped("too_few_tokens", f"{base} {unit} x {params.ratio} rounds to 0 targets")
         if found == 0:
             return Skipped("no_eligible_word", f"none of the {len(replaceable)} words has an unknown synonym")
         if found < needed:
             return Skipped("below_ratio", f"{found} replaceable words, {needed} needed")
-        return ratio_targets(context.num_tokens, replaceable, params.ratio, rng(self.key), params.rounding)
+        return ratio_targets(base, replaceable, params.ratio, rng(self.key), params.rounding)
 
-    def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
-        return self.synonyms.replace
+    def replacer(self, rng: InstanceRandom, choices: Sequence[str | None] | None = None) -> Callable | Sequence:
+        """The replacement of each target: the word's synonym (the table's, or ``choices``, those in this context)."""
+        return self.synonyms.replace if choices is None else choices
 
     def resource_digest(self) -> str:
         return synonym_table_digest(self.synonyms)
@@ -188,19 +280,25 @@ class UnknownWord(Shift):
 
     def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
-        targets = self.targets(context, rng)
-        return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng))
+        if self.params.mode == "paper":  # the published configs' path: synonyms looked up only for the targets
+            targets = self.targets(context, rng)
+            return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng))
+        choices = context.choices(self.synonyms)
+        targets = self.targets(context, rng, choices)
+        return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng, choices))
 
 
 @dataclass(frozen=True)
 class KnownParams(RatioParams):
-    rule: str = "random"
-    min_count: int = KW_MIN_COUNT
+    rule: str = field(default="random", metadata={"help": f"how the known word is chosen: {', '.join(KW_RULES)}"})
+    min_count: int = field(default=KW_MIN_COUNT, metadata={
+        "help": "a known word occurs more than this many times in training, a whole number >= 0"})
 
     def __post_init__(self):
         super().__post_init__()
-        if self.rule not in KW_RULES:
-            raise ValueError(f"unknown KW rule {self.rule!r}; choose one of {', '.join(KW_RULES)}")
+        check_choice("rule", self.rule, KW_RULES)
+        if isinstance(self.min_count, bool) or not isinstance(self.min_count, int) or self.min_count < 0:
+            raise ParameterError(f"parameter min_count must be a whole number >= 0, got {self.min_count!r}")
 
 
 class KnownWord(UnknownWord):
@@ -217,7 +315,7 @@ class KnownWord(UnknownWord):
     def key(self) -> str:
         return ratio_name("uw", self.params.ratio)  # the targets are UW's
 
-    def replacer(self, rng: InstanceRandom) -> Callable[[str], str]:
+    def replacer(self, rng: InstanceRandom, choices: Sequence | None = None) -> Callable[[str], str]:
         generator = rng(ratio_name("kw", self.params.ratio))
         return lambda word: self.known.choose(word, generator)
 
@@ -227,13 +325,17 @@ class KnownWord(UnknownWord):
 
 @dataclass(frozen=True)
 class ImportanceParams(WordRules):
-    bucket: int
-    num_buckets: int = 5
+    bucket: int = field(metadata={"help": "the word-importance bucket replaced, 1 .. num_buckets"})
+    num_buckets: int = field(default=5, metadata={"help": "how many importance buckets, a whole number >= 1"})
 
     def __post_init__(self):
         super().__post_init__()
-        if not 1 <= self.bucket <= self.num_buckets:
-            raise ValueError(f"importance bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
+        for name in ("num_buckets", "bucket"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ParameterError(f"parameter {name} must be a whole number >= 1, got {value!r}")
+        if self.bucket > self.num_buckets:
+            raise ParameterError(f"parameter bucket must be 1 .. {self.num_buckets}, got {self.bucket}")
 
 
 class ImportantWord(Shift):
@@ -253,6 +355,9 @@ class ImportantWord(Shift):
     def key(self) -> str:
         return f"uw_imp_{self.params.bucket}"
 
+    def parameters(self) -> dict:
+        return self.params.public_parameters()
+
     def prepare(self, dialogues, num_proc: int = 1) -> None:
         prepare_synonyms(self.synonyms, dialogues, num_proc)
 
@@ -270,13 +375,15 @@ class ImportantWord(Shift):
                                  f"tuple of turns, to one score per token); score every context first")
         buckets = importance_buckets(scores, self.params.num_buckets)
         word_buckets = [buckets[t][i] for t, i in context.positions]
-        replaceable = context.replaceable(self.synonyms)
+        meaning = self.params.mode == "meaning"
+        choices = context.choices(self.synonyms) if meaning else None
+        replaceable = [c is not None for c in choices] if meaning else context.replaceable(self.synonyms)
         per_bucket = [bucket_targets(word_buckets, replaceable, b) for b in range(1, self.params.num_buckets + 1)]
         empty = [b for b, targets in enumerate(per_bucket, 1) if targets is None]
         if empty:
             return Skipped("empty_bucket", f"importance bucket(s) {', '.join(map(str, empty))} have no replaceable "
                                            "word")
-        return context.replace(per_bucket[self.params.bucket - 1], self.synonyms.replace)
+        return context.replace(per_bucket[self.params.bucket - 1], choices if meaning else self.synonyms.replace)
 
 
 def sample_replacements(rows: Iterable[Mapping], size: int = 40, seed: int = 0) -> list[dict]:

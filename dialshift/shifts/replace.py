@@ -22,17 +22,20 @@ frequent senses of its likely part of speech, and synonyms re-inflected like the
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts import senses as sense_rules
+from dialshift.shifts.base import ParameterError
 from dialshift.shifts.words import Vocabulary, is_number, is_numeral, is_word, match_case, normalized_levenshtein
 
 Position = tuple[int, int]  # (turn index in the context, token index in the turn)
-ROUNDING = {"floor": math.floor, "round": round}
+ROUNDING = {"floor": math.floor, "round": round, "ceil": math.ceil}
+#: The nudge that keeps float error from moving a whole product across an integer (0.1 x 30 = 3.0000000000000004).
+_NUDGE = {"floor": 1e-9, "round": 0.0, "ceil": -1e-9}
 KW_RULES = ("random", "levenshtein")
 #: The KW threshold of Lee et al. App. A.3: a known word occurs more than this many times in training.
 KW_MIN_COUNT = 5000
@@ -48,17 +51,27 @@ class Replacement(NamedTuple):
 
 
 def check_ratio(ratio: float) -> float:
+    """``ratio`` when it is a number in (0, 1), else one :class:`DialshiftError` line naming the parameter."""
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
+        raise ParameterError(f"parameter ratio must be a number in (0, 1) (the share of words replaced, e.g. 0.3), "
+                             f"got {ratio!r} ({type(ratio).__name__})")
     if not 0 < ratio < 1:
-        raise DialshiftError(f"replacement ratio {ratio} is outside (0, 1); use e.g. 0.05 ... 0.50")
+        raise ParameterError(f"parameter ratio {ratio} is outside (0, 1) (the share of words replaced); use e.g. "
+                             "0.05 ... 0.50")
     return ratio
+
+
+def check_choice(name: str, value, choices) -> None:
+    """One :class:`DialshiftError` line naming parameter ``name`` when ``value`` is not one of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ParameterError(f"parameter {name} must be one of {', '.join(choices)}, got {value!r}")
 
 
 def target_count(num_tokens: int, ratio: float, rounding: str = "floor") -> int:
     """How many targets a context of ``num_tokens`` tokens gets at ``ratio`` (a tiny epsilon absorbs 0.1*30=2.99..)."""
     check_ratio(ratio)
-    if rounding not in ROUNDING:
-        raise DialshiftError(f"unknown rounding {rounding!r}; choose one of {', '.join(ROUNDING)}")
-    return int(ROUNDING[rounding](ratio * num_tokens + (1e-9 if rounding == "floor" else 0)))
+    check_choice("rounding", rounding, ROUNDING)
+    return int(ROUNDING[rounding](ratio * num_tokens + _NUDGE[rounding]))
 
 
 # --- rules ------------------------------------------------------------------------------------------------------
@@ -89,15 +102,39 @@ class WordRules:
     content_words: bool = False
     senses: int = 0
     inflect: bool = False
+    mode: str = field(default="paper", repr=False)
 
     def __post_init__(self):
         if not isinstance(self.senses, int) or isinstance(self.senses, bool) or self.senses < 0:
-            raise DialshiftError(f"senses must be a whole number >= 0 (0 = every sense, the paper's rule), "
+            raise ParameterError(f"parameter senses must be a whole number >= 0 (0 = every sense, the paper's rule), "
                                  f"got {self.senses!r}")
+        for name in ("content_words", "inflect"):
+            if not isinstance(getattr(self, name), bool):
+                raise ParameterError(f"parameter {name} must be true or false, got {getattr(self, name)!r}")
+        check_choice("mode", self.mode, MODES)
+        if self.mode == "meaning":  # the meaning mode implies these rules (meaning.py)
+            object.__setattr__(self, "content_words", True)
+            object.__setattr__(self, "inflect", True)
+            object.__setattr__(self, "senses", self.senses or 1)
 
     def word_rules(self) -> "WordRules":
         """These rules alone (without a subclass's other parameters)."""
-        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect)
+        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect, mode=self.mode)
+
+    def public_parameters(self) -> dict:
+        """The parameters as a shift publishes them (``Shift.parameters``): every field, but those added after the
+        first published rows (:data:`LATER_DEFAULTS`) only when they differ from their default, so rows made before
+        they existed keep their bytes."""
+        parameters = asdict(self)
+        for name, default in LATER_DEFAULTS.items():
+            if parameters.get(name, object()) == default:
+                del parameters[name]
+        return parameters
+
+    def key(self) -> str:
+        """What decides a table of these rules (for digests; the paper's mode as before the mode existed)."""
+        rules = self.word_rules()
+        return repr(rules) if rules.mode == "paper" else f"{rules!r}[mode={rules.mode}]"
 
     @property
     def preset(self) -> str:
@@ -110,8 +147,22 @@ class WordRules:
                  f"top-{self.senses} sense{'s' * (self.senses > 1)} of the likely part of speech" if self.senses
                  else "every sense of every part of speech",
                  "re-inflected" if self.inflect else "synonym lemma as in WordNet"]
+        if self.mode == "meaning":
+            parts.append("meaning mode (strict content words, part of speech from the context, the most common "
+                         "synonym, ratio over content words)")
         return ", ".join(parts)
 
+
+#: ``mode`` of the word rules: ``paper`` (Lee et al.'s rules with the options above) or ``meaning`` (a meaning-keeping
+#: Unknown Word for users' corpora, :mod:`dialshift.shifts.meaning`).
+MODES = ("paper", "meaning")
+#: What a ratio counts (``base`` of the UW/KW parameters; :meth:`dialshift.shifts.lexical.TokenizedContext.ratio_base`):
+#: bert-style tokens (the build's rule), whitespace-separated tokens, ``\w+`` runs (no punctuation) or alphabetic
+#: words. The meaning mode counts content words instead.
+BASES = ("tokens", "whitespace", "alnum", "words")
+#: Parameters added after rows were first published, with the default under which they are left out of a row's
+#: ``shift`` description.
+LATER_DEFAULTS = {"mode": "paper", "base": "tokens"}
 
 #: Named rule sets: ``paper`` (Lee et al. as stated, the default) and ``sense`` (the sense-preserving variant).
 UW_RULES = {
@@ -136,13 +187,19 @@ class SynonymTable:
         self._best: dict[str, str | None] = {}
         self._variants: dict[WordRules, SynonymTable] = {self.rules: self}
         self._senses: dict[str, list] = {}  # word -> its ranked senses, shared by the variants
+        self.store = None  # a TableCache (dialshift.shifts.table_cache.attach), shared by the variants
+        self.turns: dict[str, tuple] = {}  # the meaning mode's per-turn choices (lexical.meaning_turn)
 
     def with_rules(self, rules: WordRules) -> "SynonymTable":
         """The table of ``rules`` over this table's WordNet and vocabulary (this table when the rules are its own)."""
         rules = rules.word_rules()
         if rules not in self._variants:
             variant = SynonymTable(self.wordnet, self.vocabulary, self.exclude_number_senses, rules)
-            variant._variants, variant._senses = self._variants, self._senses
+            variant._variants, variant._senses, variant.store = self._variants, self._senses, self.store
+            if self.store is not None:
+                from dialshift.shifts.table_cache import load_into
+
+                load_into(variant)
             self._variants[rules] = variant
         return self._variants[rules]
 
@@ -151,11 +208,12 @@ class SynonymTable:
         number senses (a lemma of theirs is a numeral, e.g. {twelve, 12, xii, dozen} or {one, 1, I, ane, ...}) are
         skipped, since rule 1 excludes synonyms of numbers (``dozen -> xii``, ``I -> ane``, ``m -> chiliad``)."""
         lower = word.lower()
-        names = {name for synset in self.wordnet.synsets(lower) if not self._number_sense(synset)
+        names = {name for synset in self.wordnet.synsets(lower) if not self.number_sense(synset)
                  for name in synset.lemma_names()}
         return sorted(name for name in names if name.lower() != lower)
 
-    def _number_sense(self, synset) -> bool:
+    def number_sense(self, synset) -> bool:
+        """A number sense: a synset with a numeral among its lemmas (rule 1 takes no synonym from it)."""
         return self.exclude_number_senses and any(is_numeral(name) for name in synset.lemma_names())
 
     def sense_candidates(self, word: str) -> list[str]:
@@ -169,7 +227,7 @@ class SynonymTable:
             senses = sense_rules.top_senses(senses, sense_rules.likely_pos(senses, lower), self.rules.senses)
         names = set()
         for sense in senses:
-            if self._number_sense(sense.synset):
+            if self.number_sense(sense.synset):
                 continue
             tag = sense_rules.penn_tag(lower, sense.pos, sense.lemma) if self.rules.inflect else None
             for name in sense.synset.lemma_names():
@@ -203,17 +261,34 @@ class SynonymTable:
         return [name for name in candidates
                 if rule_not_number(name) and rule_single_word(name) and name not in self.vocabulary]
 
-    def best(self, word: str) -> str | None:
-        """Rule 4: the valid candidate farthest from ``word`` (normalised Levenshtein), or None."""
+    def entry(self, word: str):
+        """The table's answer for a word, computed once: under the paper's mode (and its options) the synonym or
+        None (rule 4: the valid candidate farthest from the word by normalised Levenshtein distance); under the
+        meaning mode the word's record (:func:`dialshift.shifts.meaning.word_entry`)."""
         key = word.lower()
         if key not in self._best:
-            valid = self.valid(key) if not is_number(key) else []
-            self._best[key] = min(valid, key=lambda name: (-normalized_levenshtein(key, name), name.lower(), name),
-                                  default=None)
+            if self.rules.mode == "meaning":
+                from dialshift.shifts.meaning import word_entry
+
+                self._best[key] = word_entry(self, key)
+            else:
+                valid = self.valid(key) if not is_number(key) else []
+                self._best[key] = min(valid, key=lambda name: (-normalized_levenshtein(key, name), name.lower(), name),
+                                      default=None)
         return self._best[key]
 
-    def precompute(self, words: Sequence[str], num_proc: int = 1) -> None:
-        """Fill the table for ``words`` (lower-cased), in ``num_proc`` forked processes when > 1."""
+    def best(self, word: str) -> str | None:
+        """The synonym of ``word`` out of context (the meaning mode: that of its only or dominant reading), or None."""
+        found = self.entry(word)
+        if isinstance(found, dict):
+            readings = found["synonyms"]
+            pos = next(iter(readings)) if len(readings) == 1 else found["dominant"]
+            return readings.get(pos) if found["content"] and pos is not None else None
+        return found
+
+    def precompute(self, words: Sequence[str], num_proc: int = 1) -> int:
+        """Fill the table for ``words`` (lower-cased), in ``num_proc`` forked processes when > 1; returns how many
+        words were new."""
         from dialshift.parallel import fork_map, shared
 
         todo = sorted({word.lower() for word in words} - self._best.keys())
@@ -223,7 +298,12 @@ class SynonymTable:
                 for part in fork_map(_best_of, chunks, num_proc, initializer=_own_file_handles):
                     self._best.update(part)
         for word in todo:
-            self.best(word)
+            self.entry(word)
+        if self.store is not None:
+            from dialshift.shifts.table_cache import save_from
+
+            save_from(self)
+        return len(todo)
 
     def replaceable(self, word: str) -> bool:
         return self.best(word) is not None
@@ -235,8 +315,11 @@ class SynonymTable:
 def _own_file_handles() -> None:
     """A forked worker must not share NLTK's open WordNet data files (and their seek offsets) with its parent."""
     from dialshift.parallel import get_shared
+    from dialshift.wordnet import LazyWordNet
 
     wordnet = get_shared("synonym_table").wordnet
+    if isinstance(wordnet, LazyWordNet):
+        wordnet = wordnet.reader
     if hasattr(wordnet, "_data_file_map"):
         wordnet._data_file_map = {}
     if hasattr(wordnet, "_key_count_file"):  # the sense frequencies (cntlist.rev) of Lemma.count()
@@ -247,7 +330,7 @@ def _best_of(words: list[str]) -> dict[str, str | None]:
     from dialshift.parallel import get_shared
 
     table = get_shared("synonym_table")
-    return {word: table.best(word) for word in words}
+    return {word: table.entry(word) for word in words}
 
 
 @dataclass

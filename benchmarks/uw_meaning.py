@@ -1,0 +1,111 @@
+"""Benchmark: the meaning-keeping Unknown Word mode on a corpus it was not designed on: rows kept, speed, a sample.
+
+    python benchmarks/uw_meaning.py [--corpus ubuntu_irc|dailydialog] [--ratio 0.3] [--rounding ceil]
+                                    [--instances N] [--sample 50] [--sample-out FILE] [--data-dir DIR]
+
+Rows: every prefix of the corpus's test dialogues (messages 1..k, k < length) as a context, the first
+``--instances`` of them (all by default); the vocabulary ("unknown" = unseen in it) is the same corpus's training
+split, as a user shifting their own corpus would give. ``ubuntu_irc`` (Kummerfeld et al. 2019, #ubuntu IRC, 3,975
+test contexts) is the foreign corpus: no UW rule was tuned on it; ``dailydialog`` is the paper's corpus.
+
+Prints rows kept (and why the others were not), the instances per second of the first call (``for_corpus`` then
+``shift_dataset``, the table's disk cache in a fresh folder) and of a second, warm call, and writes a seeded sample of
+``--sample`` replacements in context (``dialshift.shifts.lexical.sample_replacements``) as a markdown table whose
+verdict column is left for a reader (``benchmarks/uw_meaning_sample.md`` is that table for Ubuntu IRC, judged).
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 0.90
+
+
+def corpus_rows(name: str, data_dir: Path, limit: int | None) -> tuple[list[str], list[dict]]:
+    """Training texts and test contexts (every proper prefix of every test dialogue) of a corpus."""
+    if name == "dailydialog":
+        from dialshift.sources import dailydialog
+
+        dialogues = dailydialog.read(data_dir)
+        train = [turn for dialogue in dialogues["train"] for turn in dialogue.turns]
+        test = [(dialogue.id, list(dialogue.turns)) for dialogue in dialogues["test"]]
+    else:
+        from dialshift.sources import ubuntu_irc
+
+        conversations = ubuntu_irc.read(data_dir)
+        train = [message.text for conversation in conversations["train"] for message in conversation.messages]
+        test = [(conversation.id, [message.text for message in conversation.messages])
+                for conversation in conversations["test"]]
+    rows = [{"id": f"{uid}:{k}", "context": turns[:k]} for uid, turns in test for k in range(1, len(turns))]
+    return train, rows[:limit] if limit else rows
+
+
+def sample_table(sample: list[dict]) -> str:
+    lines = ["| # | id | turn:index | replacement | utterance (shifted) | plausible | reason |",
+             "|---:|---|---|---|---|---|---|"]
+    for number, item in enumerate(sample, 1):
+        utterance = " ".join(item["utterance"].split()).replace("|", "\\|")
+        lines.append(f"| {number} | {item['id']} | {item['turn']}:{item['index']} | "
+                     f"`{item['original']} -> {item['replacement']}` | {utterance} |  |  |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default="ubuntu_irc", choices=("ubuntu_irc", "dailydialog"))
+    parser.add_argument("--ratio", type=float, default=0.3)
+    parser.add_argument("--rounding", default="ceil", choices=("floor", "round", "ceil"))
+    parser.add_argument("--instances", type=int, help="at most this many contexts (default: all)")
+    parser.add_argument("--sample", type=int, default=50, help="replacements in the sample (default 50)")
+    parser.add_argument("--sample-out", help="write the sample's markdown table here (default: print it)")
+    parser.add_argument("--data-dir", help="raw data directory (default: $DIALSHIFT_DATA_DIR or ../shared/data)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="dialshift-bench-hf-")
+
+    import datasets
+    from datasets import Dataset
+
+    from dialshift.data_dir import resolve_data_dir
+    from dialshift.shifts import UnknownWord, shift_dataset
+    from dialshift.shifts.lexical import sample_replacements
+
+    datasets.disable_progress_bars()
+    datasets.disable_caching()
+    train, rows = corpus_rows(args.corpus, resolve_data_dir(args.data_dir), args.instances)
+    cache = tempfile.mkdtemp(prefix="dialshift-bench-uw-cache-")
+    params = {"ratio": args.ratio, "rounding": args.rounding, "mode": "meaning"}
+    rates = {}
+    for name in ("first call (filling the disk cache)", "second call (warm table)"):
+        data = Dataset.from_list(rows)
+        start = time.perf_counter()
+        if name.startswith("first"):
+            shift = UnknownWord.for_corpus(train, cache=cache, **params)
+        shifted, report = shift_dataset(data, shift, return_report=True)
+        rates[name] = len(rows) / (time.perf_counter() - start)
+    kept = report.shifted / max(report.rows, 1)
+    verdict = "meets" if kept >= TARGET else "misses"
+    print(f"UW mode=meaning ratio={args.ratio} rounding={args.rounding} on {args.corpus} (vocabulary: its training "
+          f"split, {len(shift.synonyms.vocabulary.counts):,} distinct tokens)")
+    print(f"  rows kept: {report.shifted:,} of {report.rows:,} ({kept:.1%}; {verdict} the {TARGET:.0%} target)")
+    for reason, count in sorted(report.skipped.items()):
+        print(f"    not shifted, {reason}: {count:,}")
+    replacements = sum(len(items) for items in shifted["replacements"])
+    print(f"  replacements: {replacements:,} ({replacements / max(report.shifted, 1):.2f} per shifted row)")
+    for name, rate in rates.items():
+        print(f"  {name:<36} {rate:>9,.0f} instances/s")
+    sample = sample_replacements(shifted.to_list(), size=args.sample, seed=0)
+    table = sample_table(sample)
+    if args.sample_out:
+        Path(args.sample_out).write_text(table, encoding="utf-8")
+        print(f"  sample of {len(sample)} replacements written to {args.sample_out}")
+    else:
+        print(table, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

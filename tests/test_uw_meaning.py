@@ -1,0 +1,185 @@
+"""The meaning-keeping Unknown Word mode (``mode="meaning"``) and the synonym table's disk cache, on a fake WordNet."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from dialshift.shifts import InstanceRandom, KnownWord, UnknownWord, shift_from_description
+from dialshift.shifts.lexical import TokenizedContext
+from dialshift.shifts.replace import SynonymTable, WordRules
+from dialshift.shifts.table_cache import TableCache, attach, table_key
+from dialshift.shifts.words import Vocabulary
+
+
+class Lemma:
+    def __init__(self, name, count):
+        self._name, self._count = name, count
+
+    def name(self):
+        return self._name
+
+    def count(self):
+        return self._count
+
+
+class Synset:
+    def __init__(self, pos, counts):
+        self._pos, self._lemmas = pos, [Lemma(name, count) for name, count in counts.items()]
+
+    def pos(self):
+        return self._pos
+
+    def lemmas(self):
+        return self._lemmas
+
+    def lemma_names(self):
+        return [lemma.name() for lemma in self._lemmas]
+
+
+class SenseWordNet:
+    """``synsets(word)`` from ``{word: [(pos, {lemma: SemCor count})]}``, most frequent sense first."""
+
+    def __init__(self, table):
+        self.table, self.calls = table, Counter()
+
+    def synsets(self, word):
+        self.calls[word] += 1
+        return [Synset(pos, counts) for pos, counts in self.table.get(word, [])]
+
+    def morphy(self, word, pos=None):
+        return None
+
+
+_CAR = [("n", {"car": 71, "auto": 2, "automobile": 15, "motorcar": 1})]
+WORDNET = SenseWordNet({
+    "car": _CAR, "cars": _CAR,
+    "like": [("n", {"like": 0, "ilk": 1}), ("v", {"like": 76, "wish": 31, "care": 7})],
+    "the": [("n", {"the": 0, "thebe": 0})],
+    "did": [("v", {"do": 90, "perform": 20})],
+    "saw": [("n", {"saw": 5, "adage": 1})],
+    "don": [("n", {"don": 1, "father": 2})],
+    "you": [("n", {"you": 0, "thou": 1})],
+    "yeah": [("r", {"yeah": 1, "yea": 0})],
+    "pc": [("n", {"pc": 3, "microcomputer": 1})],
+    "happy": [("a", {"happy": 40, "felicitous": 1, "glad": 30})],
+    "dozen": [("n", {"twelve": 1, "12": 6, "dozen": 15})],
+    "dress": [("v", {"dress": 12, "clothe": 3, "garb": 1}), ("n", {"dress": 10, "frock": 2})],
+})
+TRAIN = Vocabulary.from_texts(["my auto is a car , I care about it , glad , yes ."])
+WORDS = ["cars", "like", "the", "did", "saw", "don", "you", "yeah", "pc", "happy", "dozen", "car"]
+
+
+def meaning(**params):
+    return UnknownWord(synonyms=SynonymTable(WORDNET, TRAIN), mode="meaning", **params)
+
+
+def replaced(shift, text, uid="x"):
+    result = shift.apply([text], InstanceRandom(0, uid))
+    return [(item.original, item.replacement) for item in result.replacements] if result else result
+
+
+def test_meaning_mode_replaces_only_content_words():
+    """Pronouns, auxiliaries (and words whose lemma is one), determiners, contraction pieces, fillers and words under
+    three letters are never targets, though the paper's rules replace them all."""
+    shift = meaning(ratio=0.9, rounding="ceil")
+    context = TokenizedContext.of(["The car , you saw , did - don ' t yeah PC ?"])
+    choices = dict(zip(context.words(), context.choices(shift.synonyms), strict=True))
+    assert {word for word, choice in choices.items() if choice is not None} == {"car"}
+    assert choices["car"] == "automobile"  # "the car" is a noun; "auto" is a training word
+    paper = SynonymTable(WORDNET, TRAIN)
+    assert all(paper.replaceable(word) for word in ("the", "you", "did", "saw", "don", "yeah", "pc"))
+
+
+def test_meaning_mode_takes_the_part_of_speech_from_the_context_and_inflects():
+    shift = meaning(ratio=0.5, rounding="ceil")
+    assert replaced(shift, "I like cars") == [("like", "wish")]  # a verb after "I": its most frequent verb sense
+    assert replaced(shift, "cars are fine") == [("cars", "automobiles")]  # inflected like the word
+    assert replaced(shift, "the dress is red") == [("dress", "frock")]  # a noun after "the"
+    assert replaced(shift, "we dress up") == [("dress", "clothe")]  # a verb after "we"
+    assert not replaced(shift, "dress up")  # no cue, and neither reading holds 80 % of the uses: no target
+    assert replaced(shift, "they are happy .") == [("happy", "felicitous")]  # "glad" is a training word
+    assert not replaced(shift, "a dozen eggs")  # the top sense is a number sense: no synonym
+
+
+def test_meaning_mode_counts_the_ratio_over_content_words():
+    text = "oh , the car , you know , is it the car or not , is it ?"  # 18 tokens, 2 content words
+    context = TokenizedContext.of([text])
+    shift = meaning(ratio=0.5)
+    assert context.ratio_base(shift.synonyms) == 2 and context.num_tokens == 18
+    assert replaced(shift, text) == [("car", "automobile")]  # ceil (the mode's default) of 0.5 x 2 = 1 target
+    paper = UnknownWord(synonyms=SynonymTable(WORDNET, TRAIN), ratio=0.5)
+    assert paper.apply([text], InstanceRandom(0, "x")).reason == "below_ratio"  # needs 9 of 18 tokens
+
+
+def test_meaning_mode_is_a_published_parameter_and_the_paper_rows_keep_their_bytes():
+    table = SynonymTable(WORDNET, TRAIN)
+    paper, shift = UnknownWord(synonyms=table, ratio=0.3), UnknownWord(synonyms=table, ratio=0.3, mode="meaning")
+    assert "mode" not in paper.parameters()  # as before the mode existed: published uw_* rows are unchanged
+    assert paper.parameters()["rounding"] == "floor"
+    assert shift.parameters() == {"ratio": 0.3, "rounding": "ceil", "content_words": True, "senses": 1,
+                                  "inflect": True, "mode": "meaning"}
+    assert paper.fingerprint() != shift.fingerprint() and "mode='meaning'" in repr(shift)
+    rebuilt = shift_from_description(shift.describe(0), synonyms=table)
+    assert rebuilt.params == shift.params and rebuilt.synonyms is shift.synonyms
+    known = KnownWord(synonyms=table, ratio=0.5, mode="meaning", min_count=0, rounding="ceil")
+    kw = known.apply(["cars are fine"], InstanceRandom(0, "x"))
+    assert [(r.turn, r.index) for r in kw.replacements] == [(0, 0)]  # UW's content-word target
+
+
+def test_the_table_is_cached_on_disk_by_its_inputs(tmp_path):
+    wordnet = SenseWordNet(WORDNET.table)
+    for rules in (WordRules(), WordRules(mode="meaning")):
+        first = attach(SynonymTable(wordnet, TRAIN, rules=rules), tmp_path)
+        assert first.precompute(WORDS) == len(WORDS)
+        path = TableCache(tmp_path).path(table_key(first))
+        assert json.loads(path.read_text())["key"] == table_key(first)
+        before = sum(wordnet.calls.values())
+        second = attach(SynonymTable(wordnet, TRAIN, rules=rules), tmp_path)
+        assert second.precompute(WORDS) == 0 and sum(wordnet.calls.values()) == before  # WordNet not read again
+        assert [second.best(word) for word in WORDS] == [first.best(word) for word in WORDS]
+    other = SynonymTable(wordnet, Vocabulary.from_texts(["my car"]))
+    assert table_key(other) != table_key(first)  # another vocabulary: another table
+    assert len(list(tmp_path.glob("*.json"))) == 2 and not list(tmp_path.glob("*tmp*"))
+
+
+def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path, caplog):
+    table = attach(SynonymTable(SenseWordNet(WORDNET.table), TRAIN), tmp_path)
+    table.precompute(WORDS)
+    path = TableCache(tmp_path).path(table_key(table))
+    path.write_text('{"key": "trun')
+    again = attach(SynonymTable(SenseWordNet(WORDNET.table), TRAIN), tmp_path)
+    assert "ignoring the unreadable UW table cache" in caplog.text
+    assert again.precompute(WORDS) == len(WORDS) and json.loads(path.read_text())["key"] == table_key(table)
+
+
+@pytest.mark.parametrize("mode", ["paper", "meaning"])
+def test_shift_dataset_output_is_the_same_with_and_without_the_cache(tmp_path, mode):
+    from datasets import Dataset
+
+    from dialshift.shifts import shift_dataset
+
+    rows = Dataset.from_list([{"id": f"r{k}", "context": ["I like cars", "the happy car did it"][: 1 + k % 2]}
+                              for k in range(6)])
+    outputs = []
+    for cache in (False, tmp_path, tmp_path):
+        shift = UnknownWord.for_corpus(["my auto is a car , I care about it , glad , yes ."], wordnet=WORDNET,
+                                       cache=cache, ratio=0.3, mode=mode, rounding="ceil")
+        outputs.append(shift_dataset(rows, shift).to_list())
+    assert outputs[0] == outputs[1] == outputs[2] and outputs[0]
+
+
+def test_the_judged_sample_states_what_its_verdicts_count():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "benchmarks" / "uw_meaning_sample.md").read_text()
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) == 2
+    for section in sections:
+        stated = re.search(r": (\d+) of (\d+) plausible", section.splitlines()[0])
+        rows = [line for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
+        verdicts = [line.split("|")[-3].strip() for line in rows]
+        assert set(verdicts) <= {"yes", "no"} and len(rows) == int(stated[2])
+        assert verdicts.count("yes") == int(stated[1])
+        assert f"**{stated[1]} of {stated[2]} (" in text  # the summary table states the same count
