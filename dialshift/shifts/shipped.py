@@ -8,7 +8,7 @@ are the dataclass's; ``tests/test_shift_plugins.py`` checks they agree). A word 
 from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.distraction import POSITIONS
 from dialshift.shifts.plugins import Parameter, ShiftPlugin
-from dialshift.shifts.replace import KW_MIN_COUNT, KW_RULES, ROUNDING
+from dialshift.shifts.replace import BASES, KW_MIN_COUNT, KW_RULES, MODES, ROUNDING
 
 #: The word rules every word shift takes (:class:`dialshift.shifts.replace.WordRules`).
 WORD_RULE_PARAMETERS = (
@@ -17,13 +17,19 @@ WORD_RULE_PARAMETERS = (
     Parameter("senses", int, "synonyms from the word's N most frequent senses of its likely part of speech "
                              "(0: every sense, the paper's rule)", default=0, minimum=0),
     Parameter("inflect", bool, "a synonym takes the replaced word's inflection", default=False),
+    Parameter("mode", str, "paper: Lee et al.'s rules with the options above (the published configs); meaning: a "
+                           "meaning-keeping mode for your own corpus (content words only, the part of speech from "
+                           "the context, the most common unseen synonym of the most frequent sense, inflected; the "
+                           "ratio over content words)", default="paper", choices=MODES),
 )
 #: Unknown Word's parameters (:class:`dialshift.shifts.lexical.RatioParams`).
 UW_PARAMETERS = (
     Parameter("ratio", float, "share of the context's tokens replaced", minimum=0, maximum=1, open_minimum=True,
               open_maximum=True),
-    Parameter("rounding", str, "how ratio x tokens becomes a count of target words", default="floor",
-              choices=tuple(ROUNDING)),
+    Parameter("rounding", str, "how ratio x base becomes a count of target words (unset: floor, the paper's; ceil "
+                               "in mode=meaning)", default=None, choices=tuple(ROUNDING)),
+    Parameter("base", str, "what the ratio counts in mode=paper (tokens: the build's rule)", default="tokens",
+              choices=BASES),
     *WORD_RULE_PARAMETERS,
 )
 #: Known Word's parameters (:class:`dialshift.shifts.lexical.KnownParams`): UW's and the replacement rule.
@@ -72,10 +78,9 @@ class KnownWordPlugin(ShiftPlugin):
         return KnownParams
 
     def make(self, parameters, train):
-        from dialshift.shifts import KnownWord, UnknownWord
+        from dialshift.shifts import KnownWord
 
-        uw = UnknownWord.for_corpus(_training_texts(train), ratio=parameters["ratio"])
-        return KnownWord(synonyms=uw.synonyms, **parameters)
+        return KnownWord.for_corpus(_training_texts(train), **parameters)
 
 
 class InsufficientContextPlugin(ShiftPlugin):
