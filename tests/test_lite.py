@@ -1,0 +1,84 @@
+"""The lite track's split: seeded by instance id (shared ids keep the same rows), stratified, deterministic, written
+by the build into every config and accepted by ``dialshift validate`` and ``dialshift score --split lite``."""
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dialshift.lite import LITE_SIZE, _quotas, lite_positions
+from tests.conftest import toy_build
+
+
+def ids(n, prefix="dd"):
+    return [f"{prefix}-{k:05d}" for k in range(n)]
+
+
+def test_lite_positions_keep_the_same_ids_whatever_the_row_order():
+    base = ids(1000)
+    rng = np.random.default_rng(0)
+    shuffled = [base[k] for k in rng.permutation(len(base))]
+    chosen = {base[p] for p in lite_positions(base)}
+    assert len(chosen) == LITE_SIZE
+    assert {shuffled[p] for p in lite_positions(shuffled)} == chosen
+    assert lite_positions(base).tolist() == lite_positions(list(base)).tolist()  # deterministic
+    assert {base[p] for p in lite_positions(base, seed=1)} != chosen  # the seed matters
+
+
+def test_lite_positions_take_every_row_of_a_small_split_and_cap_a_large_one():
+    assert lite_positions(ids(40)).tolist() == list(range(40))
+    assert len(lite_positions(ids(5000), size=500)) == 500
+
+
+def test_lite_positions_are_stratified_in_proportion():
+    n = 2220
+    types = ["a"] * 400 + ["b"] * 1400 + ["c"] * 400 + ["d"] * 20
+    positions = lite_positions(ids(n), types, size=111)
+    counts = Counter(types[p] for p in positions)
+    assert counts == {"a": 20, "b": 70, "c": 20, "d": 1}
+    # within a stratum: the smallest hashes, the same as an unstratified draw of that stratum alone
+    only_b = [i for i, t in zip(ids(n), types) if t == "b"]
+    assert {ids(n)[p] for p in positions if types[p] == "b"} == {only_b[p] for p in lite_positions(only_b, size=70)}
+
+
+def test_quotas_give_every_stratum_a_row_while_the_size_allows():
+    assert _quotas({"big": 1000, "rare": 1}, 10) == {"big": 9, "rare": 1}
+    assert sum(_quotas({str(k): 3 for k in range(20)}, 10).values()) == 10
+    assert _quotas({"a": 3, "b": 2}, 10) == {"a": 3, "b": 2}
+
+
+def test_build_writes_a_lite_split_shared_across_configs(toy_plugin, tmp_path, capsys):
+    from dialshift.cli import main
+    from dialshift.ranking.data import read_columns
+
+    out = tmp_path / "build"
+    assert toy_build("--toy-cases", "300", "--out", str(out)) == 0
+    lite = {name: read_columns(out, name, "lite", ["id", "type"], None, 0) for name in ("toy", "toy_swap_0.5",
+                                                                                        "toy_swap_1.0")}
+    first = lite["toy"].column("id").to_pylist()
+    assert len(first) == LITE_SIZE
+    for table in lite.values():
+        assert table.column("id").to_pylist() == first  # paired: the same ids in every config
+    assert Counter(lite["toy"].column("type").to_pylist()) == {"even": 64, "odd": 64}
+    assert main(["validate", str(out)]) == 0
+    card = (out / "README.md").read_text()
+    assert "split: lite" in card and f"lite {LITE_SIZE}" in card
+
+    predictions = tmp_path / "predictions"
+    predictions.mkdir()
+    with open(predictions / "toy.jsonl", "w") as handle:
+        for uid in first:
+            handle.write(json.dumps({"id": uid, "scores": [1.0, 0.0]}) + "\n")
+    capsys.readouterr()
+    assert main(["score", str(predictions), "--dataset", str(out), "--split", "lite", "--bootstrap", "50",
+                 "--no-plots", "--no-progress", "--out", str(tmp_path / "results")]) == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert results["results"]["toy"]["instances"] == LITE_SIZE
+
+
+def test_a_rebuild_writes_the_same_lite_bytes(toy_plugin, tmp_path):
+    for name in ("a", "b"):
+        assert toy_build("--toy-cases", "300", "--config", "toy", "--out", str(tmp_path / name)) == 0
+    lite = "toy/lite-00000-of-00001.parquet"
+    assert (tmp_path / "a" / lite).read_bytes() == (tmp_path / "b" / lite).read_bytes()
