@@ -82,3 +82,82 @@ def test_a_rebuild_writes_the_same_lite_bytes(toy_plugin, tmp_path):
         assert toy_build("--toy-cases", "300", "--config", "toy", "--out", str(tmp_path / name)) == 0
     lite = "toy/lite-00000-of-00001.parquet"
     assert (tmp_path / "a" / lite).read_bytes() == (tmp_path / "b" / lite).read_bytes()
+
+
+# ----------------------------------------------------------------------------------------------- the lite track
+
+
+PAIRWISE = ("toy", "toy_swap_0.5", "toy_swap_1.0")
+
+
+def _submission(folder, dataset, split, track=None, model="org/toy-model", bonus=1.0):
+    """A submission of seeded pairwise scores for the toy family's pairwise configs on ``split``."""
+    from dialshift.ranking.data import read_columns
+    from dialshift.scoring.gold import config_fingerprints
+
+    rng = np.random.default_rng(int(bonus * 10))
+    (folder / "predictions").mkdir(parents=True)
+    for name in PAIRWISE:
+        table = read_columns(dataset, name, split, ["id", "label"], None, 0)
+        with open(folder / "predictions" / f"{name}.jsonl", "w") as handle:
+            for uid, label in zip(table.column("id").to_pylist(), table.column("label").to_pylist(), strict=True):
+                scores = rng.normal(size=2)
+                scores[label] += bonus
+                handle.write(json.dumps({"id": uid, "scores": scores.tolist()}) + "\n")
+    metadata = {"model": model, "method": "vanilla", "link": "https://example.org/toy", "licence": "mit",
+                "dataset_revision": config_fingerprints(dataset, PAIRWISE), "configs": list(PAIRWISE)}
+    if track:
+        metadata["track"] = track
+    (folder / "submission.json").write_text(json.dumps(metadata))
+    return folder
+
+
+def _score(path, dataset, store):
+    from dialshift.cli import main
+
+    return main(["leaderboard", "score", str(path), "--dataset", str(dataset), "--results", str(store),
+                 "--bootstrap", "50", "--no-progress"])
+
+
+def test_each_track_is_ranked_in_its_own_table_with_an_interval_on_the_rank_column(toy_plugin, tmp_path, capsys):
+    from dialshift.leaderboard import family_tables, read_store, render_site
+
+    dataset, store = tmp_path / "build", tmp_path / "store"
+    assert toy_build("--toy-cases", "300", "--out", str(dataset)) == 0
+    assert _score(_submission(tmp_path / "full", dataset, "test"), dataset, store) == 0
+    assert _score(_submission(tmp_path / "lite", dataset, "lite", "lite"), dataset, store) == 0
+    assert _score(_submission(tmp_path / "lite2", dataset, "lite", "lite", model="org/other", bonus=3.0), dataset, store) == 0
+    records = read_store(store)
+    assert sorted(record["config"].get("track") for record in records) == ["full", "lite", "lite"]  # none replaced
+    lite = next(r for r in records if r["config"]["track"] == "lite")
+    assert lite["scoring"]["split"] == "lite" and lite["results"]["toy"]["instances"] == LITE_SIZE
+
+    tables = {table.key: table for table in family_tables(records)}
+    assert sorted(tables) == ["toyfam-lite-pairwise_selection", "toyfam-pairwise_selection"]
+    full, lite_table = tables["toyfam-pairwise_selection"], tables["toyfam-lite-pairwise_selection"]
+    assert [row["record"]["config"]["track"] for row in full.rows] == ["full"]
+    assert {row["cells"]["model"]: row["cells"]["rank"] for row in lite_table.rows} == {"org/other": 1,
+                                                                                        "org/toy-model": 2}
+    assert full.rows[0]["cells"]["rank"] == 1
+    for table in (full, lite_table):
+        assert table.ranked_by == "accuracy|shifted"
+        for row in table.rows:
+            low, high = row["intervals"][table.ranked_by]
+            assert low < row["cells"][table.ranked_by] < high
+
+    page = render_site(store, tmp_path / "site", plots=False).read_text()
+    assert "lite track" in page and 'id="table-toyfam-lite-pairwise_selection"' in page
+    assert page.count('class="interval-rank"') == 3  # the rank column's interval, one per row, always shown
+
+
+def test_a_lite_submission_must_hold_the_lite_ids_and_an_unknown_track_is_refused(toy_plugin, tmp_path, capsys):
+    from tests.conftest import one_line_error
+
+    dataset = tmp_path / "build"
+    assert toy_build("--toy-cases", "300", "--out", str(dataset)) == 0
+    capsys.readouterr()
+    assert _score(_submission(tmp_path / "wrong", dataset, "test", "lite"), dataset, tmp_path / "store") == 2
+    assert "lite" in one_line_error(capsys, "leaderboard")
+    assert _score(_submission(tmp_path / "odd", dataset, "lite", "tiny"), dataset, tmp_path / "store") == 2
+    assert "field 'track' must be one of full, lite" in one_line_error(capsys, "leaderboard")
+    assert not (tmp_path / "store").exists() or not list((tmp_path / "store").rglob("*.json"))

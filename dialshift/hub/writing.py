@@ -28,7 +28,6 @@ from dialshift.hub.locking import folder_lock
 from dialshift.hub.ownership import check_output_folder, owned_files
 from dialshift.hub.reading import card_infos, folder_metadata
 from dialshift.io import atomic_write, swap_folder, temporary_sibling
-from dialshift.lite import with_lite
 
 
 def write_hub_folder(
@@ -37,8 +36,7 @@ def write_hub_folder(
 ) -> Path:
     """Write ``{config_name: DatasetDict}`` and the card into ``out_dir`` atomically; return the folder path.
 
-    Every config written gets a ``lite`` split drawn from its ``test`` split (:mod:`dialshift.lite`), stratified
-    by the columns of the task its ``metadata`` entry names. ``keep`` names configs of the existing ``out_dir`` to carry over unchanged: their files are checked against the
+    ``keep`` names configs of the existing ``out_dir`` to carry over unchanged: their files are checked against the
     card's fingerprint and copied, their ``dataset_info`` reused, never re-read or re-written. ``metadata`` is
     ``{config: {...}}`` (typed config and build facts) stored under the card's ``dialshift`` key, with each config's
     file fingerprints added; a kept config keeps its entry unless ``metadata`` replaces it. Configs are written in
@@ -72,8 +70,7 @@ def write_hub_folder(
             infos = {}
             with quiet_datasets():
                 for name in tqdm(sorted(configs), desc="writing parquet", unit="config", disable=not progress):
-                    task = ((metadata or {}).get(name, {}).get("config") or {}).get("task")
-                    infos[name] = _write_config(tmp, name, with_lite(configs[name], task))
+                    infos[name] = _write_config(tmp, name, configs[name])
             for name in keep:
                 shutil.copytree(out_dir / name, tmp / name)
                 infos[name] = old_infos[name]
