@@ -34,7 +34,8 @@ def main() -> None:
     from dialshift.registry import families
 
     print(f"lite split: at most {LITE_SIZE} rows of each config's {SOURCE_SPLIT} split\n")
-    print(f"{'family':<12} {'task':<22} {'configs':>7} {'(optional)':>10} {'pairs':>8} {'minutes':>8}")
+    print(f"{'family':<12} {'task':<22} {'configs':>7} {'(optional)':>10} {'pairs':>8} {'minutes':>8} "
+          f"{'without optional':>17}")
     for family in families().values():
         by_task = {}
         for config in family.configs():
@@ -44,8 +45,9 @@ def main() -> None:
                 continue
             pairs = len(configs) * LITE_SIZE * CANDIDATES[task]
             optional = sum(config.optional for config in configs)
+            plain = (len(configs) - optional) * LITE_SIZE * CANDIDATES[task]
             print(f"{family.name:<12} {task:<22} {len(configs):>7} {optional:>10} {pairs:>8,} "
-                  f"{pairs / args.pairs_per_second / 60:>8.1f}")
+                  f"{pairs / args.pairs_per_second / 60:>8.1f} {plain / args.pairs_per_second / 60:>17.1f}")
     rows = {}
     if args.dataset:
         from dialshift.hub.reading import card_infos
