@@ -2,7 +2,8 @@
 
 Each config's ``lite`` split holds at most :data:`LITE_SIZE` rows of its ``test`` split, chosen by the seeded hash of
 the instance id (:func:`dialshift.scoring.gold.stable_key`, the key ``--max-instances`` also uses): configs that hold
-the same ids keep the same ones, so the paired shift differences of the lite split stay paired. Where the config's
+the same ids keep the same ones, so the paired shift differences of the lite split stay paired, and a config holding a
+subset of another's ids (``sr_K``, ``ic_KofN`` of ``dailydialog``) keeps every lite id of the other that it holds. Where the config's
 task has types or classes (:attr:`~dialshift.scoring.tasks.ScoringTask.strata`: the adversarial ``type`` of pairwise
 selection, the intent ``label`` of open-world intents), each stratum gets its share of the rows by largest remainder
 (at least one row each while the size allows), and the ids with the smallest hash within it.
@@ -78,7 +79,7 @@ def lite_split(dataset, task_name: str | None = None, size: int = LITE_SIZE, see
     strata = None
     if columns:
         values = [dataset[column] for column in columns]
-        strata = ["\x1f".join(str(value) for value in row) for row in zip(*values)]
+        strata = ["\x1f".join(str(value) for value in row) for row in zip(*values, strict=True)]
     return dataset.select(lite_positions(dataset["id"], strata, size, seed).tolist())
 
 

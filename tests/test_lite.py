@@ -5,7 +5,6 @@ import json
 from collections import Counter
 
 import numpy as np
-import pytest
 
 from dialshift.lite import LITE_SIZE, _quotas, lite_positions
 from tests.conftest import toy_build
@@ -26,6 +25,16 @@ def test_lite_positions_keep_the_same_ids_whatever_the_row_order():
     assert {base[p] for p in lite_positions(base, seed=1)} != chosen  # the seed matters
 
 
+def test_a_subset_config_keeps_every_lite_id_of_the_whole_it_holds():
+    """sr_K / ic_KofN hold a subset of the unshifted instances: their lite ids include every lite id of the unshifted
+    config they contain, so the paired difference from it uses as many shared ids as a cap of LITE_SIZE allows."""
+    whole = ids(6740)
+    subset = whole[::7]
+    whole_lite = {whole[p] for p in lite_positions(whole)}
+    subset_lite = {subset[p] for p in lite_positions(subset)}
+    assert whole_lite & set(subset) <= subset_lite and len(subset_lite) == LITE_SIZE
+
+
 def test_lite_positions_take_every_row_of_a_small_split_and_cap_a_large_one():
     assert lite_positions(ids(40)).tolist() == list(range(40))
     assert len(lite_positions(ids(5000), size=500)) == 500
@@ -38,7 +47,7 @@ def test_lite_positions_are_stratified_in_proportion():
     counts = Counter(types[p] for p in positions)
     assert counts == {"a": 20, "b": 70, "c": 20, "d": 1}
     # within a stratum: the smallest hashes, the same as an unstratified draw of that stratum alone
-    only_b = [i for i, t in zip(ids(n), types) if t == "b"]
+    only_b = [i for i, t in zip(ids(n), types, strict=True) if t == "b"]
     assert {ids(n)[p] for p in positions if types[p] == "b"} == {only_b[p] for p in lite_positions(only_b, size=70)}
 
 
@@ -126,7 +135,8 @@ def test_each_track_is_ranked_in_its_own_table_with_an_interval_on_the_rank_colu
     assert toy_build("--toy-cases", "300", "--out", str(dataset)) == 0
     assert _score(_submission(tmp_path / "full", dataset, "test"), dataset, store) == 0
     assert _score(_submission(tmp_path / "lite", dataset, "lite", "lite"), dataset, store) == 0
-    assert _score(_submission(tmp_path / "lite2", dataset, "lite", "lite", model="org/other", bonus=3.0), dataset, store) == 0
+    better = _submission(tmp_path / "lite2", dataset, "lite", "lite", model="org/other", bonus=3.0)
+    assert _score(better, dataset, store) == 0
     records = read_store(store)
     assert sorted(record["config"].get("track") for record in records) == ["full", "lite", "lite"]  # none replaced
     lite = next(r for r in records if r["config"]["track"] == "lite")

@@ -72,7 +72,8 @@ def test_exported_tasks_run_under_lm_eval_and_score_through_dialshift(toy_plugin
     lm_results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
     for config in CONFIGS:
         # lm-eval's acc_norm (log-likelihood per character, argmax) is dialshift's accuracy of the imported scores
-        assert scored["results"][config]["accuracy"] == pytest.approx(lm_results[f"dialshift_{config}"]["acc_norm,none"])
+        expected = lm_results[f"dialshift_{config}"]["acc_norm,none"]
+        assert scored["results"][config]["accuracy"] == pytest.approx(expected)
         assert scored["results"][config]["instances"] == 12
         assert "ece" in scored["results"][config] and scored["intervals"][config]["accuracy"]
     assert scored["differences"]["toy_swap_1.0"]["toy"]["metrics"]["accuracy"]  # the paired shift difference

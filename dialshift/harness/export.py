@@ -52,8 +52,9 @@ def _task_document(config, files: list[str], split: str, fingerprint: str | None
 
 def export_tasks(dataset, out, *, split: str = "test", configs=None) -> dict:
     """Write ``out/<family>/dialshift_<config>.yaml`` for every multiple-choice config of the built folder ``dataset``
-    that has ``split`` (or those ``configs`` patterns name), and ``out/<family>/_dialshift_<family>_family.yaml`` grouping a
-    family's tasks (:func:`group_name`); return ``{family: [task names]}``. Files are written in sorted order, byte-identical on a rerun."""
+    that has ``split`` (or those ``configs`` patterns name), and ``out/<family>/_dialshift_<family>_family.yaml``
+    grouping a family's tasks (:func:`group_name`); return ``{family: [task names]}``. Files are written in sorted
+    order, byte-identical on a rerun."""
     import yaml
 
     from dialshift.configs import expand_patterns, natural_key
