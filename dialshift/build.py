@@ -7,7 +7,8 @@
     result = build(["uw_0.30"], data_dir="/data/dialshift", out="build/dialshift")
     result.built, result.kept, result.folder
 
-Configs already in the folder that are not rebuilt are kept as they are (their files checked and copied, not
+Every config built gets a ``lite`` split beside its ``test`` split (the lite track, :mod:`dialshift.lite`). Configs
+already in the folder that are not rebuilt are kept as they are (their files checked and copied, not
 re-read); the folder is replaced atomically, and files in it that dialshift did not write are carried over. Only an
 empty folder or one dialshift built is accepted as ``out``; two builds into one folder wait for each other and merge.
 """
@@ -125,6 +126,7 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     from dialshift.hub.ownership import check_output_folder
     from dialshift.hub.reading import declared_configs, folder_metadata
     from dialshift.hub.writing import write_hub_folder
+    from dialshift.lite import with_lite
     from dialshift.sources import recording_reads
 
     if not isinstance(num_proc, int) or num_proc < 1:
@@ -153,8 +155,8 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
         with recording_reads() as read:
             result = family.build(family_configs, context)
         corpora = raw_corpus_checksums(data_dir, read)
-        built.update(result.datasets)
         declared = {config.name: config for config in family_configs}
+        built.update({name: with_lite(splits, declared[name].task) for name, splits in result.datasets.items()})
         for name in result.datasets:
             config = declared[name].to_dict()
             metadata[name] = {"config": config, "facts": result.facts.get(name, {}),

@@ -162,7 +162,8 @@ def test_push_dry_run_lists_the_upload(tmp_path, capsys):
     capsys.readouterr()
     assert main(["push", str(out), "--repo-id", "org/dialshift", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "would upload 9 files to datasets/org/dialshift" in printed  # the card, 4 parquet and 4 provenance files
+    # the card, 8 parquet (each config's test and lite splits) and 4 provenance files
+    assert "would upload 13 files to datasets/org/dialshift" in printed
     assert "toy_swap_0.5/test-00000-of-00001.parquet" in printed and "toy_swap_0.5/dialshift_provenance.json" in printed
 
 

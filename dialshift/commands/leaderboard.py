@@ -62,7 +62,7 @@ def run_score(args) -> int:
     path, replaced = write_record(args.results, record, replace=args.replace)
     config = record["config"]
     print(f"scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
-          f"configs: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")
+          f"configs, {config['track']} track: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")
     return 0
 
 

@@ -1,14 +1,16 @@
 """The leaderboard tables and the static results page (``dialshift leaderboard render``).
 
-:func:`family_tables` turns the store's records into one table per (family, task) (the Space shows the same tables): one
-row per submission; per headline metric of the task, its value on the table's first unshifted config (with its bootstrap
-interval) and its mean over the shifted configs; each metric column takes its label and direction from the task
-(:meth:`~dialshift.scoring.tasks.ScoringTask.info`). A row is ranked (on the task's first headline metric: the shifted
-mean where the table has shifted configs, else the unshifted value) only when it covers every config of the table (the
-family's configs of that task in the dataset it was scored against); otherwise it is listed as incomplete with its
-coverage and no rank, and its shifted mean (over a different set) is left out. :func:`render_site` writes ``index.html``
-(one tab per table, sortable columns, metric direction shown, intervals behind a toggle, links to each submission and
-its results file), a copy of every results file, and the degradation curves of each submission
+:func:`family_tables` turns the store's records into one table per (family, track, task) (the Space shows the same
+tables; a submission's ``track``, full or lite, keeps lite rows out of the full tables): one row per submission; per
+headline metric of the task, its value on the table's first unshifted config (with its bootstrap interval) and its
+mean over the shifted configs (with the mean of their intervals, a conservative interval of the mean); each metric
+column takes its label and direction from the task (:meth:`~dialshift.scoring.tasks.ScoringTask.info`). A row is
+ranked (on the task's first headline metric: the shifted mean where the table has shifted configs, else the unshifted
+value) only when it covers every config of the table (the family's configs of that task in the dataset it was scored
+against); otherwise it is listed as incomplete with its coverage and no rank, and its shifted mean (over a different
+set) is left out. :func:`render_site` writes ``index.html`` (one tab per table, sortable columns, metric direction
+shown, the ranked column's interval always shown and the others' behind a toggle, links to each submission and its
+results file), a copy of every results file, and the degradation curves of each submission
 (``plots/<family>/<record>__<figure>.png``).
 """
 
@@ -48,11 +50,12 @@ class Table:
     columns: list = field(default_factory=list)
     rows: list = field(default_factory=list)  # {"cells", "intervals", "record", "plots", "rank", "coverage", ...}
     ranked_by: str | None = None  # the column key rows are ranked on
+    track: str = "full"  # the submissions' track: each track is ranked in tables of its own
 
     @property
     def key(self) -> str:
-        """A page id: the family, with the task when the family has several."""
-        return f"{self.family}-{self.task}"
+        """A page id: the family and the task, with the track when it is not the full one."""
+        return f"{self.family}-{self.task}" if self.track == "full" else f"{self.family}-{self.track}-{self.task}"
 
 
 def _mean(values):
@@ -83,16 +86,20 @@ def _ranks(values: list, lower_is_better: bool) -> list:
 
 
 def family_tables(records: list[dict]) -> list[Table]:
-    """One :class:`Table` per (family, task) of the records, in name order, rows in record order."""
+    """One :class:`Table` per (family, track, task) of the records, in name order (a family's full-track tables
+    before its lite ones), rows in record order: a lite submission is never ranked against a full one."""
     from dialshift.configs import BenchmarkConfig
+    from dialshift.leaderboard.store import record_track
+    from dialshift.leaderboard.submission import TRACKS
     from dialshift.scoring.tasks import get_task
 
-    by_family: dict[str, list[dict]] = {}
+    by_family: dict[tuple, list[dict]] = {}
     for record in records:
-        by_family.setdefault(record["config"].get("family", "?"), []).append(record)
+        track = record_track(record)
+        by_family.setdefault((record["config"].get("family", "?"), list(TRACKS).index(track), track), []).append(record)
     tables = []
-    for family in sorted(by_family):
-        members = by_family[family]
+    for family, _, track in sorted(by_family):
+        members = by_family[family, _, track]
         typed = {}
         for record in members:
             for name, data in (record.get("configs") or {}).items():
@@ -105,11 +112,20 @@ def family_tables(records: list[dict]) -> list[Table]:
             scored = [name for name in names if name in typed]
             if not scored:
                 continue
-            tables.append(_table(family, get_task(task_name), names, typed, members))
+            tables.append(_table(family, get_task(task_name), names, typed, members, track))
     return tables
 
 
-def _table(family, task, names, typed, members) -> Table:
+def _mean_interval(bands: list):
+    """An interval for the mean over configs from their own intervals: the mean of their bounds. The standard
+    deviation of a mean is at most the mean of the standard deviations, so this is conservative (exact when the
+    configs' errors are perfectly correlated); None unless every config has one."""
+    if not bands or any(not band or len(band) != 2 or any(v is None for v in band) for band in bands):
+        return None
+    return [float(np.mean([band[0] for band in bands])), float(np.mean([band[1] for band in bands]))]
+
+
+def _table(family, task, names, typed, members, track="full") -> Table:
     scored = [name for name in names if name in typed]
     baseline = next((name for name in scored if not typed[name].shifted), None)
     shifted = [name for name in names if name in typed and typed[name].shifted]
@@ -128,7 +144,7 @@ def _table(family, task, names, typed, members) -> Table:
             columns.append(Column(f"{metric}|shifted", f"{info.label} (shifted mean)", lower))
     if baseline and any(baseline in (record.get("calibration_test") or {}) for record in rows):
         columns.append(Column("calibration|clean", f"p calibrated ({baseline})"))
-    table = Table(family, task.name, baseline, names, columns)
+    table = Table(family, task.name, baseline, names, columns, track=track)
     first = headline[0] if headline else None
     keys = {column.key: column for column in columns}
     ranked_by = keys.get(f"{first}|shifted") or keys.get(f"{first}|clean")
@@ -151,9 +167,11 @@ def _table(family, task, names, typed, members) -> Table:
                 band = (intervals.get(baseline) or {}).get(metric)
                 # an upper bound (the calibration test does not reject) is shown as one: [≤ high]
                 bands[column.key] = [*band, kinds[metric]] if band and kinds.get(metric) == "upper bound" else band
+            elif all(name in results for name in shifted):
+                cells[column.key] = _mean([(results.get(name) or {}).get(metric) for name in shifted])
+                bands[column.key] = _mean_interval([(intervals.get(name) or {}).get(metric) for name in shifted])
             else:
-                cells[column.key] = _mean([(results.get(name) or {}).get(metric) for name in shifted]) \
-                    if all(name in results for name in shifted) else None
+                cells[column.key] = None
         table.rows.append({"cells": cells, "intervals": bands, "record": record, "plots": [], "complete": complete})
     if table.ranked_by:
         lower = next(c.lower_is_better for c in columns if c.key == table.ranked_by)
@@ -341,5 +359,7 @@ def _write_site(store: Path, out: Path, records: list[dict], *, plots: bool, tit
     environment.filters["cell"] = _format
     template = environment.from_string(
         resources.files("dialshift.leaderboard").joinpath("templates", TEMPLATE).read_text(encoding="utf-8"))
-    page = template.render(title=title, tables=tables, version=version, count=len(records))
+    from dialshift.lite import LITE_SIZE
+
+    page = template.render(title=title, tables=tables, version=version, count=len(records), lite_size=LITE_SIZE)
     (out / "index.html").write_text(page, encoding="utf-8")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dialshift import __version__
 from dialshift.errors import DialshiftError
-from dialshift.leaderboard.submission import Limits, Submission, open_submission
+from dialshift.leaderboard.submission import TRACKS, Limits, Submission, open_submission
 from dialshift.scoring.jsonl import clip
 
 RECORD_SUFFIX = ".json"
@@ -30,16 +30,23 @@ def slug(text: str, limit: int = 80) -> str:
     return value or "submission"
 
 
-def record_id(family: str, model: str, method: str) -> str:
-    """16 hex digits of the sha256 of the exact ``(family, model, method)`` strings: the record's identity."""
-    key = json.dumps([family, model, method], ensure_ascii=False).encode("utf-8")
-    return hashlib.sha256(key).hexdigest()[:16]
+def record_id(family: str, model: str, method: str, track: str = "full") -> str:
+    """16 hex digits of the sha256 of the exact ``(family, model, method)`` strings (and the track, when not the full
+    one): the record's identity."""
+    key = json.dumps([family, model, method] + ([] if track == "full" else [track]), ensure_ascii=False)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def record_path(store, family: str, model: str, method: str) -> Path:
-    """Where the store keeps the record of ``(family, model, method)``: a readable prefix and :func:`record_id`."""
-    return (Path(store) / slug(family) /
-            f"{slug(model, 60)}__{slug(method, 40)}--{record_id(family, model, method)}{RECORD_SUFFIX}")
+def record_path(store, family: str, model: str, method: str, track: str = "full") -> Path:
+    """Where the store keeps the record of ``(family, model, method)`` on ``track``: a readable prefix and
+    :func:`record_id`; a lite-track record lives in the family's ``lite/`` folder, beside the full one."""
+    folder = Path(store) / slug(family) / ("" if track == "full" else slug(track))
+    return folder / f"{slug(model, 60)}__{slug(method, 40)}--{record_id(family, model, method, track)}{RECORD_SUFFIX}"
+
+
+def record_track(record: dict) -> str:
+    """The track of a stored record (records scored before tracks existed are full-track ones)."""
+    return (record.get("config") or {}).get("track") or "full"
 
 
 def _legacy_path(store, family: str, model: str, method: str) -> Path:
@@ -47,9 +54,10 @@ def _legacy_path(store, family: str, model: str, method: str) -> Path:
     return Path(store) / slug(family) / f"{slug(model)}__{slug(method)}{RECORD_SUFFIX}"
 
 
-def same_submission(record: dict, family: str, model: str, method: str) -> bool:
+def same_submission(record: dict, family: str, model: str, method: str, track: str = "full") -> bool:
     config = record.get("config") or {}
-    return (config.get("family"), config.get("model_name"), config.get("method")) == (family, model, method)
+    return (config.get("family"), config.get("model_name"), config.get("method"), record_track(record)) == \
+        (family, model, method, track)
 
 
 def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, list[str]]:
@@ -136,6 +144,8 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
     dataset = Path(dataset)
     settings = ScoringSettings(dataset, replicates=replicates, seed=seed, progress=progress)
     with open_submission(path, limits) as submission:
+        track = submission.metadata.get("track") or "full"
+        settings.split = TRACKS[track]
         family, configs = expected_configs(submission, dataset, settings.split)
         check_revision(submission, dataset, configs)
         document = score_files({name: submission.files[name] for name in configs}, settings,
@@ -146,6 +156,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         "model_name": metadata["model"],
         "method": metadata["method"],
         "family": family,
+        "track": track,
         "link": metadata["link"],
         "licence": metadata["licence"],
         "parameters": metadata.get("parameters"),
@@ -203,12 +214,12 @@ def write_record(store, record: dict, *, replace: bool = False) -> tuple[Path, b
     from dialshift.io import write_json_atomic
 
     config = record["config"]
-    key = (config["family"], config["model_name"], config["method"])
+    key = (config["family"], config["model_name"], config["method"], record_track(record))
     path = record_path(store, *key)
     replaced = path.is_file()
-    legacy = _legacy_path(store, *key)
+    legacy = _legacy_path(store, *key[:3])
     legacy_same = False
-    if legacy.is_file() and not legacy.is_symlink():
+    if key[3] == "full" and legacy.is_file() and not legacy.is_symlink():
         try:
             legacy_same = same_submission(read_record(legacy), *key)
         except DialshiftError:
@@ -284,6 +295,8 @@ def record_problem(record: dict) -> str | None:
         value = config.get(name)
         if not isinstance(value, str) or not value.strip() or text_problem(value):
             return f"field 'config.{name}' is missing or not one line of text"
+    if record_track(record) not in TRACKS:
+        return f"field 'config.track' must be one of {', '.join(TRACKS)}"
     for name in ("link", "licence", "description", "dataset_commit"):
         value = config.get(name)
         if value is not None and (not isinstance(value, str) or text_problem(value)):

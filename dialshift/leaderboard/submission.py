@@ -56,10 +56,14 @@ FIELDS = {
     "seeds": (list, False, "the random seeds of the run, a list of integers"),
     "family": (str, False, "the benchmark family (default: the family of the prediction files)"),
     "configs": (list, False, "a declared subset of the family's configs (default: all of them)"),
+    "track": (str, False, "full (predictions on each config's test split, the default) or lite (on its lite split, at "
+                          "most 128 instances: the lite track, ranked in a table of its own)"),
     "description": (str, False, "a sentence about the submission"),
     "contact": (str, False, "who to contact"),
 }
 #: Fields a submitter might use to state scores; refused, because every score is recomputed from gold.
+#: The leaderboard's tracks and the dataset split each is scored on (the lite split: :mod:`dialshift.lite`).
+TRACKS = {"full": "test", "lite": "lite"}
 SCORE_FIELDS = ("results", "scores", "metrics", "intervals", "differences", "eval_results", "model-index")
 MAX_TEXT = 500
 #: The largest ``parameters`` and ``seeds`` value accepted (a page shows them; 10**400 cannot be formatted).
@@ -149,6 +153,9 @@ def check_metadata(document, where: str) -> dict:
                                  "characters such as a zero-width space or a direction override, no leading or "
                                  f"trailing space), so it could pose as another entry: write it as "
                                  f"{clip(normalised_name(value), 80)!r}")
+    if document.get("track", "full") not in TRACKS:
+        raise DialshiftError(f"{where}: field 'track' must be one of {', '.join(TRACKS)}, got "
+                             f"{clip(document['track'], 40)!r}")
     if not re.fullmatch(r"https?://[^\s<>\"']+", document["link"]):
         raise DialshiftError(f"{where}: field 'link' must be an http:// or https:// address, got "
                              f"{clip(document['link'], 60)!r}")

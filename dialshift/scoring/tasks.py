@@ -61,7 +61,8 @@ class ScoringTask:
     * ``description``: a sentence for ``results.md`` stating the prediction format and the metric definitions;
     * ``inputs`` / ``outputs``: one line each for ``dialshift score --help``'s table (prediction fields; metrics);
     * ``metric_info``: ``{metric name pattern (a regular expression, matched whole, first match wins): MetricInfo}``;
-    * ``hub_task_type``: the Hub task type of its model-index entries (https://huggingface.co/tasks).
+    * ``hub_task_type``: the Hub task type of its model-index entries (https://huggingface.co/tasks);
+    * ``strata``: the gold columns (types or classes) the ``lite`` split is stratified by (:mod:`dialshift.lite`).
     """
 
     name: str = ""
@@ -73,6 +74,7 @@ class ScoringTask:
     outputs: str = ""
     metric_info: dict = {}
     hub_task_type: str = "text-classification"
+    strata: tuple = ()
 
     def check_instance(self, row: dict) -> tuple[str, str] | None:
         """``(field, problem)`` when the gold row ``row`` cannot be scored by this task, else None (checked before a
@@ -592,6 +594,7 @@ class PairwiseSelection(ScoringTask):
         **CALIBRATION_INFO,
     }
     gold_columns = ("label", "type", CANDIDATE_COUNT)
+    strata = ("type",)
     #: ``ece_bins``: as for response ranking, when the predictions carry probabilities.
     defaults = {"ece_bins": 15}
 
@@ -688,6 +691,7 @@ class OpenWorldIntent(ScoringTask):
         r"fpr@(\d+)tpr": MetricInfo("FPR@{0}TPR", False),
     }
     gold_columns = ("label",)
+    strata = ("label",)
     #: ``oos_label``: the id of the out-of-scope class (a config's ``parameters`` give it); ``num_labels``: the number
     #: of label ids (known intents plus out-of-scope; predictions outside 0 .. num_labels - 1 are refused);
     #: ``tpr_level`` of FPR@TPR.

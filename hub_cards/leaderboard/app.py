@@ -38,12 +38,13 @@ def families() -> list[str]:
     return [table.key for table in tables()]
 
 
-def table(family: str):
-    """The leaderboard table of a key of :func:`families` (or a family's first table): the static page's columns."""
+def table(family: str, track: str = "full"):
+    """The leaderboard table of a key of :func:`families` (or a family's first table on ``track``): the static page's
+    columns."""
     import pandas as pd
 
     for item in tables():
-        if family in (item.key, item.family):
+        if family == item.key or (family == item.family and item.track == track):
             return table_frame(item)
     return pd.DataFrame()
 
@@ -61,7 +62,7 @@ def submit(path) -> tuple[str, object]:
     config = record["config"]
     return (f"Scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
             f"configs ({'replaced the earlier record of this model and method' if replaced else 'new record'}).",
-            table(config["family"]))
+            table(config["family"], config.get("track", "full")))
 
 
 def build_app() -> gr.Blocks:
