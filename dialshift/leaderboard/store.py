@@ -179,14 +179,14 @@ def _scored_configs(record: dict) -> set[str]:
     return set(results) if isinstance(results, dict) else set()
 
 
-def check_no_twin(store, family: str, model: str, method: str, path: Path) -> None:
-    """Refuse a record whose names equal another record's once normalised (NFC, no format characters, no outer
-    space) but not exactly: on the page the two would look the same. Records of stores written before names were
-    normalised may hold such names."""
+def check_no_twin(store, family: str, model: str, method: str, path: Path, track: str = "full") -> None:
+    """Refuse a record whose names equal another record's of the same track once normalised (NFC, no format
+    characters, no outer space) but not exactly: on the page the two would look the same. Records of stores written
+    before names were normalised may hold such names."""
     from dialshift.leaderboard.submission import normalised_name
 
     key = tuple(map(normalised_name, (family, model, method)))
-    folder = Path(store) / slug(family)
+    folder = path.parent
     for other in sorted(folder.glob(f"*{RECORD_SUFFIX}")) if folder.is_dir() else ():
         if other == path or other.is_symlink():
             continue
@@ -224,7 +224,7 @@ def write_record(store, record: dict, *, replace: bool = False) -> tuple[Path, b
             legacy_same = same_submission(read_record(legacy), *key)
         except DialshiftError:
             legacy_same = False
-    check_no_twin(store, *key, path)
+    check_no_twin(store, *key[:3], path, track=key[3])
     existing = None
     if path.is_file():
         existing = read_record(path)
