@@ -27,6 +27,18 @@ def raw_data_dir() -> Path:
     return path
 
 
+@pytest.fixture
+def no_raw_data(tmp_path_factory, monkeypatch):
+    """A machine without raw corpora: no ``$DIALSHIFT_DATA_DIR``, no ``../shared/data`` and an empty cache."""
+    from dialshift import data_dir
+
+    nowhere = tmp_path_factory.mktemp("no-raw-data")
+    monkeypatch.delenv("DIALSHIFT_DATA_DIR", raising=False)
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(nowhere / "cache"))
+    monkeypatch.setattr(data_dir, "_default_candidates", lambda: [nowhere / "shared" / "data", data_dir.download_dir()])
+    return nowhere
+
+
 def install_toy_plugin(site: Path) -> Path:
     """Write a distribution whose only content is a ``dialshift.families`` entry point to ``toy_family:ToyFamily``
     and a ``dialshift.tasks`` one to ``toy_family:ToyVote`` (tests/toy_family.py) into ``site``; put ``site`` and
