@@ -78,3 +78,14 @@ def test_the_licence_table_is_the_manifest():
     table = re.search(r"<!-- corpora -->\n(.*?)<!-- /corpora -->", text, re.S)[1].splitlines()[2:]
     assert table == [f"| `{name}` | {corpus.licence_text} | {corpus.source_text} |"
                      for name, corpus in shipped_manifest().items()]
+
+
+def test_the_metrics_section_names_every_metric_module_and_their_count():
+    from dialshift.metrics import MODULES
+
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"<!-- metric-modules -->\n(.*?)<!-- /metric-modules -->", text, re.S)[1]
+    numbers = "zero one two three four five six seven eight nine ten eleven twelve".split()
+    assert block.split()[:2] == [numbers[len(MODULES)].capitalize(), "modules:"], block[:40]
+    named = re.findall(r"`(\w+)` \(", block)
+    assert named == sorted(MODULES), named

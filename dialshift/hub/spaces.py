@@ -38,7 +38,7 @@ def space_requirements(path: Path, wheel: Path | None) -> bytes:
 
 
 def space_plans(org: str, *, wheel=None, results=None) -> list[SpacePlan]:
-    """The six metric Spaces (``ORG/<metric>``) and the leaderboard Space (``ORG/dialshift-leaderboard``) with
+    """A Space per metric module (``ORG/<metric>``) and the leaderboard Space (``ORG/dialshift-leaderboard``) with
     their files, from the installed ``dialshift_metrics`` and ``dialshift_cards/leaderboard``; ``wheel`` (a built
     dialshift wheel) is uploaded into each Space and named in its requirements; ``results`` (a results store) is
     uploaded into the leaderboard Space as ``results/``."""
