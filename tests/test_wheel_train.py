@@ -11,7 +11,6 @@ evaluates and scores it. About four minutes of CPU, most of it installing torch 
 import functools
 import http.server
 import json
-import os
 import shutil
 import subprocess
 import sys
