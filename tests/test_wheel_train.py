@@ -11,6 +11,7 @@ evaluates and scores it. About four minutes of CPU, most of it installing torch 
 import functools
 import http.server
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -46,13 +47,13 @@ def install_as_the_readme_says(python: Path, wheel: Path, lines: list[str]) -> N
     """The README's install lines with this pip (``--python`` the fresh environment), the built wheel in place of the
     git URL and no ``--index-url`` (this machine's pip finds the CPU torch in its own find-links)."""
     for line in lines:
-        argv = line.split()
+        argv = shlex.split(line)
         assert argv[:2] == ["pip", "install"], line
         if "--index-url" in argv:
             at = argv.index("--index-url")
             del argv[at: at + 2]
         argv = [str(REPO_ROOT / "constraints.txt") if arg == "constraints.txt" else
-                f"{wheel}[train]" if arg.startswith('"dialshift[train] @') else arg.strip('"') for arg in argv[2:]]
+                f"{wheel}[train]" if arg.startswith("dialshift[train] @ ") else arg for arg in argv[2:]]
         result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
                                  *argv], capture_output=True, text=True, timeout=900,
                                 env=environment(Path(sys.executable).parent))
