@@ -260,6 +260,7 @@ def test_a_build_from_the_ubuntu_csv_needs_no_raw_data_folder(tmp_path, no_raw_d
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_ubuntu_irc_sentences_are_absent_and_positions_hold(raw_data_dir):
     from dialshift_families.distracting import DistractingFamily, DistractingOptions, Resources, corpora
 
