@@ -111,15 +111,15 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     """Build benchmark configs from the raw corpora into the Hub dataset folder ``out``.
 
     ``configs`` are config names or shell patterns (``"uw_*"``) and ``families`` family names; with neither, every
-    config of every installed family is built. ``data_dir`` is the raw data directory (default: ``$DIALSHIFT_DATA_DIR``,
-    else ``../shared/data``). ``options`` maps a family name to its options (an instance of the family's
-    ``options_class`` or a mapping of its fields; families not named use their defaults). ``num_proc`` worker
-    processes do the per-instance work; every random choice is seeded per instance from ``seed``. Returns a
-    :class:`BuildSummary`.
+    config of every installed family is built. ``data_dir`` is the raw data directory (default:
+    ``$DIALSHIFT_DATA_DIR``, else ``../shared/data``, else the download folder; looked up only when a family reads
+    raw corpora). ``options`` maps a family name to its options (an instance of the family's ``options_class`` or a
+    mapping of its fields; families not named use their defaults). ``num_proc`` worker processes do the per-instance
+    work; every random choice is seeded per instance from ``seed``. Returns a :class:`BuildSummary`.
     """
     from dialshift import registry
     from dialshift.configs import natural_key
-    from dialshift.data_dir import resolve_data_dir
+    from dialshift.data_dir import find_data_dir
     from dialshift.hub.card import FamilyCard
     from dialshift.hub.layout import README
     from dialshift.hub.locking import folder_lock
@@ -141,9 +141,11 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
     if unknown:
         raise DialshiftError(f"options given for unknown famil{'y' if len(unknown) == 1 else 'ies'} "
                              f"{', '.join(map(repr, unknown))}; known families: {', '.join(registered)}")
-    data_dir = resolve_data_dir(data_dir)
+    # None when no folder was named and none exists: looked up (with the error saying how to fetch the corpora) only
+    # by a family that reads raw corpora, so e.g. the distracting family's --ubuntu-csv builds without any.
+    data_dir = find_data_dir(data_dir)
     # Refuse a folder we may not replace before the (long) build; checked again under the lock when writing.
-    out = check_output_folder(out, protected=[data_dir],
+    out = check_output_folder(out, protected=[data_dir] if data_dir else [],
                               rebuilding=[config.name for chosen in selection.values() for config in chosen])
     start = time.perf_counter()
     built, metadata, chosen = {}, {}, {}
@@ -154,7 +156,7 @@ def build(configs: str | Iterable[str] | None = None, data_dir=None, out=DEFAULT
                                         options=chosen[family_name], requested=patterns or None)
         with recording_reads() as read:
             result = family.build(family_configs, context)
-        corpora = raw_corpus_checksums(data_dir, read)
+        corpora = raw_corpus_checksums(context.data_dir, read) if read else {}
         declared = {config.name: config for config in family_configs}
         built.update({name: with_lite(splits, declared[name].task) for name, splits in result.datasets.items()})
         for name in result.datasets:

@@ -29,6 +29,14 @@ def _default_candidates():
     return [Path.cwd() / ".." / "shared" / "data", here / ".." / "shared" / "data", download_dir()]
 
 
+def find_data_dir(data_dir=None) -> Path | None:
+    """:func:`resolve_data_dir`, except that None is returned when no folder was named (neither ``data_dir`` nor
+    ``$DIALSHIFT_DATA_DIR``) and none of the defaults exists: the caller looks again when it needs the corpora."""
+    if data_dir is None and os.environ.get(ENV_VAR) is None:
+        return next((candidate.resolve() for candidate in _default_candidates() if candidate.is_dir()), None)
+    return resolve_data_dir(data_dir)
+
+
 def resolve_data_dir(data_dir=None) -> Path:
     """Return the raw-data directory, or raise a :class:`DialshiftError` that says how to point at it."""
     if data_dir is None:

@@ -98,17 +98,33 @@ def options_from_arguments(options_class, args):
     return options_class(**given)
 
 
-@dataclass
 class BuildContext:
     """What a family needs to build: raw data, parallelism, a seed, progress, its typed options, and the
-    ``--config`` patterns the user typed (``requested``; None when the selection was implicit)."""
+    ``--config`` patterns the user typed (``requested``; None when the selection was implicit).
 
-    data_dir: Path
-    num_proc: int = 1
-    seed: int = 0
-    progress: bool = True
-    options: object = field(default_factory=NoOptions)
-    requested: tuple[str, ...] | None = None
+    ``data_dir`` given as None is looked up only when a family reads it (:func:`dialshift.data_dir.resolve_data_dir`,
+    whose error says how to fetch the corpora), so a family that reads no raw corpus (the distracting family's
+    ``--ubuntu-csv``) builds on a machine without any.
+    """
+
+    def __init__(self, data_dir: Path | None = None, num_proc: int = 1, seed: int = 0, progress: bool = True,
+                 options: object = None, requested: tuple[str, ...] | None = None):
+        self._data_dir = None if data_dir is None else Path(data_dir)
+        self.num_proc, self.seed, self.progress, self.requested = num_proc, seed, progress, requested
+        self.options = NoOptions() if options is None else options
+
+    @property
+    def data_dir(self) -> Path:
+        """The raw data directory (looked up on first read when none was given)."""
+        if self._data_dir is None:
+            from dialshift.data_dir import resolve_data_dir
+
+            self._data_dir = resolve_data_dir()
+        return self._data_dir
+
+    def __repr__(self) -> str:
+        return (f"BuildContext(data_dir={self._data_dir!r}, num_proc={self.num_proc}, seed={self.seed}, "
+                f"progress={self.progress}, options={self.options!r}, requested={self.requested!r})")
 
 
 @dataclass

@@ -18,13 +18,45 @@ REPO_ROOT = TESTS_DIR.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
+def raw_data_missing() -> str | None:
+    """Why the real raw corpora (``$DIALSHIFT_DATA_DIR`` or ``../shared/data``) cannot be used, or None."""
+    from dialshift.sources.manifest import shipped_manifest
+
+    path = Path(os.environ.get("DIALSHIFT_DATA_DIR", SHARED_DATA))
+    if not path.is_dir():
+        return f"raw data not found at {path}"
+    if not any((path / corpus).is_dir() for corpus in shipped_manifest()):
+        return f"no raw corpus in {path} (`dialshift download --data-dir {path}` fetches them)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``data`` skip, with the reason, on a machine without the raw corpora."""
+    marked = [item for item in items if item.get_closest_marker("data")]
+    reason = raw_data_missing() if marked else None
+    for item in marked if reason else ():
+        item.add_marker(pytest.mark.skip(reason=f"{reason} (test marked `data`)"))
+
+
 @pytest.fixture(scope="session")
 def raw_data_dir() -> Path:
     """The real raw corpora (``$DIALSHIFT_DATA_DIR`` or ``../shared/data``); skips the test when absent."""
-    path = Path(os.environ.get("DIALSHIFT_DATA_DIR", SHARED_DATA))
-    if not path.is_dir():
-        pytest.skip(f"raw data not found at {path}")
-    return path
+    reason = raw_data_missing()
+    if reason:
+        pytest.skip(reason)
+    return Path(os.environ.get("DIALSHIFT_DATA_DIR", SHARED_DATA))
+
+
+@pytest.fixture
+def no_raw_data(tmp_path_factory, monkeypatch):
+    """A machine without raw corpora: no ``$DIALSHIFT_DATA_DIR``, no ``../shared/data`` and an empty cache."""
+    from dialshift import data_dir
+
+    nowhere = tmp_path_factory.mktemp("no-raw-data")
+    monkeypatch.delenv("DIALSHIFT_DATA_DIR", raising=False)
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(nowhere / "cache"))
+    monkeypatch.setattr(data_dir, "_default_candidates", lambda: [nowhere / "shared" / "data", data_dir.download_dir()])
+    return nowhere
 
 
 def install_toy_plugin(site: Path) -> Path:

@@ -12,6 +12,8 @@ from test_bundle import _edit_json, _edit_npz, run_sh
 
 from dialshift.cli import main as cli
 
+pytestmark = pytest.mark.slow  # creates and runs the Han and Xing bundles: about a CPU minute
+
 
 def _create(dataset, out, paper, *options):
     assert cli(["bundle", "create", "--paper", paper, "--dataset", str(dataset), "--out", str(out), "--seeds", "2",

@@ -112,6 +112,7 @@ def korean_dataset(raw_data_dir, tmp_path_factory):
 
 
 @pytest.mark.data
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [[], ["--debias"], ["--ums"], ["--ums", "--debias"]])
 def test_each_variant_trains_a_few_steps(korean_dataset, tmp_path, flags):
     import sys

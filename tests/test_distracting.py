@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import one_line_error
 from scipy import stats
 
 from dialshift.errors import DialshiftError
@@ -241,10 +242,25 @@ def test_cli_build_validate_and_load_dataset(tmp_path):
     assert "would you have lunch ?" in card and "redraw seed in this folder: 2" in card
 
 
+def test_a_build_from_the_ubuntu_csv_needs_no_raw_data_folder(tmp_path, no_raw_data, capsys):
+    """The Ubuntu configs from --ubuntu-csv read no raw corpus, so no data folder is looked up; a config that reads
+    one still says how to fetch the corpora."""
+    from dialshift.cli import main
+
+    train_csv = write_lowe(tmp_path / "lowe")
+    assert main(["build", "--family", "distracting", "--config", "ubuntu_distract_rare_end", "--ubuntu-csv",
+                 str(train_csv), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["build", "--family", "distracting", "--config", "dailydialog_distract_rare_end", "--out",
+                 str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "no raw data directory found; fetch the raw corpora with `dialshift download`" in one_line_error(capsys)
+
+
 # ----------------------------------------------------------------------------------------------- real data
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_ubuntu_irc_sentences_are_absent_and_positions_hold(raw_data_dir):
     from dialshift_families.distracting import DistractingFamily, DistractingOptions, Resources, corpora
 

@@ -9,6 +9,8 @@ from test_ranker import make_dataset_folder, run_trainer
 from dialshift.cli import main as cli
 from dialshift.models.ranker import read_ranker_meta
 
+pytestmark = pytest.mark.slow  # trains tiny rankers: minutes of CPU (`-m "not slow"` leaves it out)
+
 METHODS = ["vanilla", "dropout", "ensemble", "temperature"]
 
 

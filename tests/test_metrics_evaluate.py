@@ -87,6 +87,7 @@ FROM_METRICS_DIR = r"""
 import doctest
 import json
 import evaluate
+import dialshift
 
 results = {}
 for name in %r:
@@ -94,7 +95,7 @@ for name in %r:
     parser = doctest.DocTestParser()
     outcome = []
     for source in (module.info.inputs_description, open(f"{name}/README.md", encoding="utf-8").read()):
-        test = parser.get_doctest(source, {"evaluate": evaluate}, name, None, 0)
+        test = parser.get_doctest(source, {"evaluate": evaluate, "dialshift": dialshift}, name, None, 0)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         runner.run(test, out=lambda text: None)
         outcome.append([runner.failures, runner.tries])

@@ -16,6 +16,8 @@ import pytest
 
 from tests.test_ranker import make_dataset_folder
 
+pytestmark = pytest.mark.slow  # launches training processes: tens of CPU seconds
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

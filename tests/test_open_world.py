@@ -228,6 +228,7 @@ def covariate_folder(raw_data_dir, tmp_path_factory):
 
 
 @pytest.mark.data
+@pytest.mark.slow
 def test_trainer_runs_every_method_on_the_tiny_model(covariate_folder, tmp_path):
     sys.path.insert(0, "trainers")
     from open_world import main

@@ -10,6 +10,8 @@ import pytest
 
 import trainers.ranker as trainer
 
+pytestmark = pytest.mark.slow  # trains tiny rankers: minutes of CPU (`-m "not slow"` leaves it out)
+
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ("good morning how are you today fine thanks what about dinner tonight sure pizza sounds great see "
          "later the weather is nice lets go to the park i need a new coat this one costs fifty dollars").split()

@@ -61,14 +61,37 @@ def test_the_quick_start_installs_downloads_and_builds_as_written():
     from dialshift.provenance import INSTALL_COMMAND
 
     text = README.read_text(encoding="utf-8")
-    block = re.search(r"## Quick start \(any machine\)\n\n```bash\n(.*?)```", text, re.S)[1]
+    install = re.search(r"## Install\n\n.*?```bash\n(.*?)```", text, re.S)[1]
+    assert install.split("  #")[0].strip() == INSTALL_COMMAND
+    block = re.search(r"## Quick start \(any machine\)\n\n.*?```bash\n(.*?)```", text, re.S)[1]
     commands = [line.split("  #")[0].strip() for line in block.splitlines()]
-    assert commands[0] == INSTALL_COMMAND
     parser = build_parser()
-    download = parser.parse_args(commands[1].split()[1:])
+    download = parser.parse_args(commands[0].split()[1:])
     assert download.command == "download" and download.corpus == ["dailydialog"]
     assert download.accept_licence == ["dailydialog"]
-    assert parser.parse_args(commands[2].split()[1:]).family == ["dailydialog"]
+    assert parser.parse_args(commands[1].split()[1:]).family == ["dailydialog"]
+
+
+def test_every_readme_block_is_run_or_says_why_not():
+    """The markers tests/readme_blocks.py reads: few skips, each with its reason; one install block, pinning the CPU
+    torch of constraints.txt and installing with it; every append names a command of its block."""
+    from readme_blocks import readme_blocks
+
+    blocks = readme_blocks()
+    skipped = [block for block in blocks if block.skip is not None]
+    assert all(len(block.skip) > 20 for block in skipped) and len(skipped) <= 2, [b.line for b in skipped]
+    (install,) = [block for block in blocks if block.install]
+    pins = dict(line.split("==") for line in (README.parent / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    torch, package = install.commands()
+    assert f'"torch=={pins["torch"]}+cpu"' in torch and "--index-url https://download.pytorch.org/whl/cpu" in torch
+    assert package.startswith("pip install -c constraints.txt") and '"dialshift[train] @ git+https://' in package
+    for block in blocks:
+        for prefix, args, reason in block.appends:
+            assert args and len(reason) > 20, (block.line, prefix)
+            assert any(command.startswith(prefix) for command in block.commands()), (block.line, prefix)
+    run = [block for block in blocks if block.skip is None and not block.install]
+    assert {block.language for block in run} == {"bash", "python"} and len(run) >= 5
 
 
 def test_the_licence_table_is_the_manifest():
@@ -78,3 +101,15 @@ def test_the_licence_table_is_the_manifest():
     table = re.search(r"<!-- corpora -->\n(.*?)<!-- /corpora -->", text, re.S)[1].splitlines()[2:]
     assert table == [f"| `{name}` | {corpus.licence_text} | {corpus.source_text} |"
                      for name, corpus in shipped_manifest().items()]
+
+
+def test_the_metrics_section_names_every_metric_module_and_their_count():
+    from dialshift.metrics.installed import metric_names
+
+    MODULES = metric_names()  # the shipped modules: the dialshift.metrics entry points
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"<!-- metric-modules -->\n(.*?)<!-- /metric-modules -->", text, re.S)[1]
+    numbers = "zero one two three four five six seven eight nine ten eleven twelve".split()
+    assert block.split()[:2] == [numbers[len(MODULES)].capitalize(), "modules:"], block[:40]
+    named = re.findall(r"`(\w+)` \(", block)
+    assert named == sorted(MODULES), named

@@ -276,3 +276,17 @@ def test_atomic_json_write(tmp_path):
     assert path.read_text() == json.dumps({"a": [1, 2], "b": 1}, indent=2) + "\n"
     atomic_write(path, b"raw")
     assert path.read_bytes() == b"raw" and [p.name for p in path.parent.iterdir()] == ["a.json"]
+
+
+@pytest.mark.parametrize("name", ["ranker", "open_world", "seq2seq", "debias"])
+def test_every_trainer_says_how_the_installed_module_runs(name, capsys):
+    """`--help` names the installed module (`accelerate launch -m dialshift_trainers.<name>`), as the README does."""
+    import importlib
+
+    trainer = importlib.import_module(f"dialshift_trainers.{name}")
+    with pytest.raises(SystemExit):
+        trainer.parse_args(["--help"])
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: accelerate launch -m dialshift_trainers.{name} ")
+    assert f"python -m dialshift_trainers.{name} " in shown and f"trainers/{name}.py of a source checkout" in shown
+    assert "--resume-from-checkpoint" in shown

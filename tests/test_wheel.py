@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("build")
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = REPO_ROOT / "tests"
 SHIPPED = ["dialshift_cards/dataset_card.md", "dialshift_cards/leaderboard/app.py", "dialshift_trainers/ranker.py",

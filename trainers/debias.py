@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Train a Korean response-selection cross-encoder with optional DRiFt debiasing and UMS (Han et al. 2021, §3).
 
-    python trainers/debias.py --dataset FOLDER --output-dir DIR --model E5_FOLDER [--debias] [--ums] [--seed S]
-        [--predictions DIR]                 # then write kor_adv / kor_chitchat predictions and score them
+    python -m dialshift_trainers.debias --dataset FOLDER --output-dir DIR --model E5_FOLDER [--debias] [--ums]
+        [--seed S] [--predictions DIR]      # then write kor_adv / kor_chitchat predictions and score them
+    accelerate launch -m dialshift_trainers.debias ...                 # same, through Accelerate
 
 Variants (Tables 3-4): baseline (binary cross-entropy on ``[CLS] u1 [EOU] ... uk [EOU] [SEP] r [EOU] [SEP]``),
 ``--debias`` (+deb: a biased model, one linear layer over the four Jaccard features of eq. 2, is trained first with
@@ -19,7 +20,6 @@ selected model scores ``kor_adv`` (pairwise: ``scores`` and ``probabilities`` of
 The model folder is a ``transformers`` sequence classifier (2 labels; the score of a response is logit 1 - logit 0).
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -28,14 +28,21 @@ import numpy as np
 from dialshift.errors import DialshiftError
 from dialshift.models.debias import binary_pairs
 from dialshift.ranking.selection import score_predictions
-from dialshift.training import Task, add_training_arguments, arguments, configure_logging, get_logger, train
+from dialshift.training import (
+    Task,
+    add_training_arguments,
+    arguments,
+    configure_logging,
+    get_logger,
+    train,
+    trainer_parser,
+)
 
 DEFAULT_CONFIG, ADVERSARIAL_CONFIG = "kor_chitchat", "kor_adv"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = trainer_parser(__doc__, "debias")
     p.add_argument("--dataset", required=True, help="dialshift dataset folder with the korean family's configs")
     p.add_argument("--config", default=DEFAULT_CONFIG, help="the training config (train/validation splits)")
     p.add_argument("--model", default="tiny", help="backbone: a converted e5 folder (`dialshift convert-e5 OUT`), "

@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Train open-world intent classifiers on CLINC14-COV / HWU12-COV and score them on test and cov_test.
 
-    python trainers/open_world.py --dataset FOLDER --config clinc14_cov [hwu12_cov_5shot ...] --output-dir DIR
+    python -m dialshift_trainers.open_world --dataset FOLDER --config clinc14_cov [hwu12_cov_5shot ...] --output-dir DIR
         [--model minilm|tiny|PATH_OR_ID] [--seed 0 --num-seeds 10] [--methods msp energy maha cosine knn adb]
-    accelerate launch trainers/open_world.py ...                       # same, through Accelerate
-    python trainers/open_world.py ... --checkpointing-steps 20 --resume-from-checkpoint latest
+    accelerate launch -m dialshift_trainers.open_world ...            # same, through Accelerate
+    python -m dialshift_trainers.open_world ... --checkpointing-steps 20 --resume-from-checkpoint latest
                                   # re-run after an interruption: finished seeds kept, the others resume
 
 Per config and seed (Khosla & Gangadharaiah 2022, §3-§4): the encoder (default MiniLM, offline; the paper used
@@ -22,7 +22,6 @@ With `--objective dcloos` the classifier is DCLOOS's pseudo k+1 model instead (K
 and convex pseudo outliers labelled `oos`), scored as the method `dcloos`. ODIST is not implemented.
 """
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -35,15 +34,14 @@ from dialshift.errors import DialshiftError
 from dialshift.models.intent_encoder import FEATURES, IntentEncoder, head_input
 from dialshift.models.open_world_data import load_open_world_config, read_outlier_utterances
 from dialshift.open_world_evaluation import evaluate_methods, summarise, summary_markdown
-from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train
+from dialshift.training import Task, TrainingArguments, add_training_arguments, arguments, train, trainer_parser
 from dialshift.training.runner import CHECKPOINTS
 
 
 def parse_args(argv=None):
     from dialshift.models.open_world import COSINE_SCORING, METHODS
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = trainer_parser(__doc__, "open_world")
     p.add_argument("--dataset", required=True, help="dialshift dataset folder with the covariate configs")
     p.add_argument("--config", nargs="+", default=["clinc14_cov"], help="configs to train and score, in turn")
     p.add_argument("--model", default="minilm",

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Train a cross-encoder response ranker on DailyDialog (Lee et al. 2022, §3.2 and §3.5).
 
-    accelerate launch trainers/ranker.py --dataset FOLDER --output-dir DIR [--model minilm|tiny|PATH_OR_ID] [--seed S]
-    python trainers/ranker.py ...                                    # same, single process
+    accelerate launch -m dialshift_trainers.ranker --dataset FOLDER --output-dir DIR [--model minilm|tiny|PATH]
+        [--seed S]
+    python -m dialshift_trainers.ranker ...                          # same, single process
 
 Training uses the train split of ``--config`` (default ``dailydialog``, the unshifted config): every turn after the
 first of each dialogue is a response (instance). Each step scores, per instance, the gold response and
@@ -28,20 +29,26 @@ matmuls run in TF32 (``--precision auto``; ``--precision fp32`` is the exact pat
 attention). On CPU: fp32, chunks of 40 pairs.
 """
 
-import argparse
 import sys
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Selection, Task, add_training_arguments, arguments, configure_logging, train
+from dialshift.training import (
+    Selection,
+    Task,
+    add_training_arguments,
+    arguments,
+    configure_logging,
+    train,
+    trainer_parser,
+)
 
 DEFAULT_CONFIG = "dailydialog"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = trainer_parser(__doc__, "ranker")
     p.add_argument("--dataset", required=True, help="dialshift Hub dataset folder with the --config config")
     p.add_argument("--config", default=DEFAULT_CONFIG,
                    help=f"the config whose train/validation splits are used (default: {DEFAULT_CONFIG})")

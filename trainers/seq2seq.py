@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """Train an LSTM seq2seq response generator with the distraction attention loss (Xing and Gulla 2022, §3-§4).
 
-    python trainers/seq2seq.py --dataset FOLDER --output-dir DIR --structure static_ui --train-probability 0.7
-    python trainers/seq2seq.py ... --no-attention-loss          # the Non-atten-loss variant
-    python trainers/seq2seq.py --predict-only DIR --dataset FOLDER --predict '*distract*'   # a trained model
+    python -m dialshift_trainers.seq2seq --dataset FOLDER --output-dir DIR --structure static_ui --train-probability 0.7
+    python -m dialshift_trainers.seq2seq ... --no-attention-loss          # the Non-atten-loss variant
+    python -m dialshift_trainers.seq2seq --predict-only DIR --dataset FOLDER --predict '*distract*'   # a trained model
+    accelerate launch -m dialshift_trainers.seq2seq ...                   # through Accelerate
 
 Training reads the train/validation splits of ``--config`` (default ``ubuntu``, built by ``dialshift build --family
 distracting``). The word-level vocabulary is the ``--vocab-size`` most frequent tokens of the training split
@@ -25,14 +26,13 @@ scores the distracting configs (DAS ratio, eq. 8); the unshifted configs (no dis
 summarised in ``original.json`` (perplexity and mean History AS, Table 3's "Original" columns).
 """
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
-from dialshift.training import Task, add_training_arguments, arguments, configure_logging, train
+from dialshift.training import Task, add_training_arguments, arguments, configure_logging, train, trainer_parser
 
 DEFAULT_CONFIG = "ubuntu"
 COLUMNS = ("id", "dialogue_id", "context", "response", "distractor_mask")
@@ -41,8 +41,7 @@ COLUMNS = ("id", "dialogue_id", "context", "response", "distractor_mask")
 def parse_args(argv=None):
     from dialshift.models.seq2seq import STRUCTURES
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = trainer_parser(__doc__, "seq2seq")
     p.add_argument("--dataset", required=True, help="dialshift dataset folder with the --config config")
     p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config to train on (default {DEFAULT_CONFIG})")
     p.add_argument("--predict-only", metavar="MODEL", default=None,

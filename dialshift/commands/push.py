@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be uploaded and deleted, change nothing")
     parser.add_argument("--spaces", action="store_true",
-                        help="also publish the six metric Spaces (ORG/<metric>) and the leaderboard Space "
+                        help="also publish a Space per metric module (ORG/<metric>) and the leaderboard Space "
                              "(ORG/dialshift-leaderboard), in the organisation of --repo-id")
     parser.add_argument("--wheel", metavar="WHEEL",
                         help="with --spaces: a built dialshift wheel to upload into each Space and install from "

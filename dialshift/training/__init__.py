@@ -19,7 +19,7 @@ from dialshift.models.metadata import (
     read_model_meta,
     write_model_meta,
 )
-from dialshift.training.arguments import TrainingArguments, add_training_arguments, recorded_options
+from dialshift.training.arguments import TrainingArguments, add_training_arguments, recorded_options, trainer_parser
 from dialshift.training.runner import (
     TRAINER_STATE,
     Runner,
@@ -35,5 +35,5 @@ __all__ = [
     "MODEL_FILE", "MODEL_FORMAT", "TRAINER_STATE", "Runner", "Selection", "Task", "TrainingArguments",
     "add_training_arguments", "class_path", "configure_logging", "epoch_rng", "get_logger", "import_class",
     "library_versions", "pad_batch", "process_share", "read_model_meta", "recorded_options", "resolve_checkpoint",
-    "sorted_batches", "train", "write_model_meta",
+    "sorted_batches", "train", "trainer_parser", "write_model_meta",
 ]

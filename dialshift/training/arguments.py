@@ -83,6 +83,19 @@ def tracker(text: str) -> str:
     return text
 
 
+def trainer_parser(doc: str, name: str) -> argparse.ArgumentParser:
+    """The argument parser of the trainer ``dialshift_trainers.<name>`` from its module docstring ``doc`` (a summary
+    line, a paragraph of command lines, then the details): ``--help`` shows how the installed trainer is launched
+    (``accelerate launch -m dialshift_trainers.<name>``; ``python -m`` runs it in one process), the command lines
+    and, below the options, the details."""
+    summary, commands, details = (doc.split("\n\n", 2) + ["", ""])[:3]
+    launch = (f"Installed with dialshift (its [train] extra brings torch, transformers and accelerate);\n"
+              f"trainers/{name}.py of a source checkout is the same script.")
+    return argparse.ArgumentParser(prog=f"accelerate launch -m dialshift_trainers.{name}",
+                                   description=f"{summary}\n\n{commands}\n\n{launch}", epilog=details,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_training_arguments(parser: argparse.ArgumentParser, *, learning_rate: float, num_epochs: int = 1,
                            weight_decay: float = 0.0) -> None:
     """Add the runner's options (``--output-dir``, ``--seed``, the optimiser, schedule, steps, checkpoint, tracker

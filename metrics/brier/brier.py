@@ -47,7 +47,7 @@ Returns:
     resolution (`float`): how far the binned observed frequencies move from the base rates (higher is better).
     uncertainty (`float`): sum over classes of base_rate * (1 - base_rate), a property of the labels alone.
 Examples:
-    >>> brier_metric = evaluate.load("brier")
+    >>> brier_metric = evaluate.load(dialshift.metric_path("brier"))
     >>> result = brier_metric.compute(predictions=[[1.0, 0.0], [0.5, 0.5]], references=[0, 1])
     >>> result["brier"]
     0.25

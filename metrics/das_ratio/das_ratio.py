@@ -41,7 +41,7 @@ Returns:
     n_history_starved (`int`): dialogues whose History gets zero attention (ratio +inf; with skip_undefined=True).
     history_starved (`float`): their share among the dialogues with both distracting and History utterances.
 Examples:
-    >>> das_metric = evaluate.load("das_ratio")
+    >>> das_metric = evaluate.load(dialshift.metric_path("das_ratio"))
     >>> das_metric.compute(attention_scores=[[0.5, 1.0, 1.5], [0.4, 0.8]], distractor_mask=[[1, 0, 0], [0, 1]])
     {'das_ratio': 1.2, 'mean_as_distractor': 0.65, 'mean_as_history': 0.825, 'n_dialogues': 2, 'n_history_starved': 0, 'history_starved': 0.0}
 """

@@ -38,7 +38,7 @@ Returns:
     debiased_l2 (`float`): the debiased L2 calibration error, in [0, 1]; lower is better.
     calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
-    >>> debiased_l2_metric = evaluate.load("debiased_l2")
+    >>> debiased_l2_metric = evaluate.load(dialshift.metric_path("debiased_l2"))
     >>> result = debiased_l2_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]],
     ...                                     references=[0, 1, 1, 1], n_bins=2)
     >>> round(result["debiased_l2"], 4)

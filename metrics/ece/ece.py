@@ -54,7 +54,7 @@ Returns:
     In classwise mode every bin_* entry holds one list per class.
     calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
-    >>> ece_metric = evaluate.load("ece")
+    >>> ece_metric = evaluate.load(dialshift.metric_path("ece"))
     >>> result = ece_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]], references=[0, 1, 1], n_bins=5)
     >>> round(result["ece"], 4)
     0.3

@@ -32,7 +32,7 @@ Returns:
     auroc (`float`), aupr_in (`float`), aupr_out (`float`): higher is better.
     fpr@95tpr (`float`): lower is better.
 Examples:
-    >>> ood_metric = evaluate.load("ood_detection")
+    >>> ood_metric = evaluate.load(dialshift.metric_path("ood_detection"))
     >>> result = ood_metric.compute(predictions=[0.9, 0.8, 0.3, 0.6, 0.2], references=[1, 1, 1, 0, 0])
     >>> {key: round(value, 4) for key, value in result.items()}
     {'auroc': 0.8333, 'aupr_in': 0.9167, 'aupr_out': 0.8333, 'fpr@95tpr': 0.5}

@@ -40,7 +40,7 @@ Args:
 Returns:
     f1_all (`float`), f1_in (`float`), f1_out (`float`), accuracy (`float`): all in [0, 1]; higher is better.
 Examples:
-    >>> f1_metric = evaluate.load("open_world_f1")
+    >>> f1_metric = evaluate.load(dialshift.metric_path("open_world_f1"))
     >>> result = f1_metric.compute(predictions=[0, 1, 2, 2, 1], references=[0, 1, 1, 2, 2], oos_label=2)
     >>> {key: round(value, 4) for key, value in result.items()}
     {'f1_all': 0.6667, 'f1_in': 0.75, 'f1_out': 0.5, 'accuracy': 0.6}

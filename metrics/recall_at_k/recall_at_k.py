@@ -34,7 +34,7 @@ Returns:
     recall@k (`float`): one key per cut-off, e.g. recall@1, recall@2, recall@5.
     mrr (`float`): mean reciprocal rank.
 Examples:
-    >>> recall_metric = evaluate.load("recall_at_k")
+    >>> recall_metric = evaluate.load(dialshift.metric_path("recall_at_k"))
     >>> recall_metric.compute(predictions=[[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]], references=[1, 1], k=[1, 2])
     {'recall@1': 0.5, 'recall@2': 1.0, 'mrr': 0.75}
 """

@@ -37,7 +37,7 @@ Returns:
     bandwidth (`float`): the kernel bandwidth used (the fixed point).
     calibration_p_value (`float`, with calibration_test=True): small values reject calibration.
 Examples:
-    >>> smooth_ece_metric = evaluate.load("smooth_ece")
+    >>> smooth_ece_metric = evaluate.load(dialshift.metric_path("smooth_ece"))
     >>> result = smooth_ece_metric.compute(predictions=[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]],
     ...                                    references=[0, 1, 1, 1])
     >>> round(result["smooth_ece"], 4), result["bandwidth"]
