@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,11 +27,11 @@ def bundle(tmp_path_factory):
     return root, folder, out
 
 
-def run_sh(bundle_dir: Path, step: str, out: Path, work: Path):
+def run_sh(bundle_dir: Path, step: str, out: Path, work: Path, *options: str):
     """run.sh with this interpreter, no PYTHONPATH and a cwd outside the repository: only the bundle's code."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHON=sys.executable, DIALSHIFT_WORK=str(work), OUT=str(out))
-    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step], cwd=work.parent, env=env, capture_output=True,
+    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step, *options], cwd=work.parent, env=env, capture_output=True,
                           text=True)
 
 
@@ -87,6 +88,69 @@ def test_steps_run_from_the_bundle_alone(returned, bundle):
     assert len(list(work.glob("encoded-*.npz"))) == 1  # one encoding per machine, reused by the later steps
     assert sorted(p.name for p in back.glob("lee-dropout-0*")) == ["lee-dropout-0-p0.npz", "lee-dropout-0-p1.npz",
                                                                     "lee-dropout-0.json"]
+
+
+def test_a_lease_runs_whole_seeds_by_its_deadline_and_the_next_resumes(returned, bundle, tmp_path):
+    """Lease 1 (in-process, a clock that runs each step at twice its estimate) resumes from the returned seed-0
+    steps and lee-train-1, runs smoke, and leaves seed 1 whole: its projected time no longer fits. Lease 2 through
+    run.sh resumes from both folders: it retrains seed 1 off the returned files and returns only lee-dropout-1."""
+    from dialshift.bundle.lease import run_lease, summary_line
+    from dialshift.bundle.steps import run_step
+    from dialshift.returned import find_returned
+
+    back, _ = returned
+    _, _, out = bundle
+    steps = {s["name"]: s for s in json.loads((out / "bundle.json").read_text())["steps"]}
+    now = [1000.0]
+
+    def slow_step(bundle_dir, step, target, work, progress=False):
+        now[0] += 2 * steps[step]["seconds"]
+        return run_step(bundle_dir, step, target, work, progress=progress)
+
+    first, second = tmp_path / "lease1", tmp_path / "lease2"
+    deadline = 2 * steps["smoke"]["seconds"] + 1  # smoke fits at the assumed speed; seed 1 not at the measured one
+    os.environ["DIALSHIFT_LEASE_START"] = "1000"
+    try:
+        summary = run_lease(out, first, tmp_path / "work1", deadline, [back], clock=lambda: now[0],
+                            run_step=slow_step)
+    finally:
+        del os.environ["DIALSHIFT_LEASE_START"]
+    assert summary["ran"] == ["smoke"] and summary["left"] == ["lee-train-1", "lee-dropout-1"]
+    assert summary["speed_factor"] == 2.0 and summary["left_leases"] == 1
+    assert summary["skipped_returned"] == ["lee-dropout-0", "lee-fp32-0", "lee-train-0", "lee-train-1"]
+    assert sorted(p.name for p in first.iterdir()) == ["lease.jsonl", "smoke.json"]
+    assert "left: 2 steps" in summary_line(summary)
+
+    result = run_sh(out, "lease", second, tmp_path / "work2", "--resume", str(back), str(first))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "ran lee-dropout-1 in" in result.stdout and "nothing left" in result.stdout
+    assert sorted(p.name for p in second.iterdir()) == ["lease.jsonl", "lee-dropout-1-p0.npz",
+                                                        "lee-dropout-1-p1.npz", "lee-dropout-1.json"]
+    lines = [json.loads(line) for line in (second / "lease.jsonl").read_text().splitlines()]
+    assert [line["ran"] for line in lines] == [["smoke"], ["lee-dropout-1"]] and lines[1]["left"] == []
+    assert set(find_returned([back, second])) == {"lee-train-0", "lee-dropout-0", "lee-fp32-0", "lee-train-1",
+                                                  "lee-dropout-1"}  # lease.jsonl is no stray file
+
+    root = tmp_path / "returned"
+    shutil.copytree(back, root / "lee")
+    plan = subprocess.run([sys.executable, "-m", "dialshift", "bundle", "plan", str(out), "--paper", "lee",
+                           "--returned", str(root)], capture_output=True, text=True, check=True).stdout
+    assert "by the last measured figures" in plan and "returned:" in plan and "lee-train-1 + lee-dropout-1" in plan
+    assert "by the assumed figures" in cli_output(["bundle", "plan", str(out), "--returned", str(tmp_path / "no")])
+
+
+def cli_output(argv) -> str:
+    return subprocess.run([sys.executable, "-m", "dialshift", *argv], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_lease_with_no_time_runs_nothing_and_says_what_is_left(bundle, tmp_path, capsys):
+    _, _, out = bundle
+    assert cli(["bundle", "run", str(out), "lease", "--deadline", "1", "--out", str(tmp_path / "back"), "--work",
+                str(tmp_path / "work")]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("lease: ran nothing") and "left: 6 steps" in line and "\n" not in line
+    assert json.loads((tmp_path / "back" / "lease.jsonl").read_text())["ran"] == []
 
 
 def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path, capsys):
