@@ -31,8 +31,8 @@ def run_sh(bundle_dir: Path, step: str, out: Path, work: Path, *options: str):
     """run.sh with this interpreter, no PYTHONPATH and a cwd outside the repository: only the bundle's code."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHON=sys.executable, DIALSHIFT_WORK=str(work), OUT=str(out))
-    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step, *options], cwd=work.parent, env=env, capture_output=True,
-                          text=True)
+    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step, *options], cwd=work.parent, env=env,
+                          capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +142,32 @@ def test_a_lease_runs_whole_seeds_by_its_deadline_and_the_next_resumes(returned,
 def cli_output(argv) -> str:
     return subprocess.run([sys.executable, "-m", "dialshift", *argv], capture_output=True, text=True,
                           check=True).stdout
+
+
+def test_a_unit_over_the_whole_deadline_is_named_and_never_started(bundle, tmp_path):
+    from dialshift.bundle.lease import run_lease, summary_line
+
+    _, _, out = bundle
+    steps = {s["name"]: s for s in json.loads((out / "bundle.json").read_text())["steps"]}
+    seed0 = sum(steps[n]["seconds"] for n in ("lee-train-0", "lee-dropout-0", "lee-fp32-0"))
+    now, calls = [0.0], []
+
+    def step_at_its_estimate(bundle_dir, step, target, work, progress=False):
+        calls.append(step)
+        now[0] += steps[step]["seconds"]
+
+    deadline = seed0 - 1  # smoke fits, seed 0 never does, seed 1 no longer does after smoke
+    seed1 = steps["lee-train-1"]["seconds"] + steps["lee-dropout-1"]["seconds"]
+    assert seed1 <= deadline < steps["smoke"]["seconds"] + seed1
+    os.environ["DIALSHIFT_LEASE_START"] = "0"
+    try:
+        summary = run_lease(out, tmp_path / "back", tmp_path / "work", deadline, clock=lambda: now[0],
+                            run_step=step_at_its_estimate)
+    finally:
+        del os.environ["DIALSHIFT_LEASE_START"]
+    assert calls == ["smoke"] and summary["over_deadline"] == ["lee-train-0"] and summary["speed_factor"] == 1.0
+    assert summary["left"] == ["lee-train-0", "lee-dropout-0", "lee-fp32-0", "lee-train-1", "lee-dropout-1"]
+    assert "lee-train-0 and the steps that need it project over the deadline" in summary_line(summary)
 
 
 def test_a_lease_with_no_time_runs_nothing_and_says_what_is_left(bundle, tmp_path, capsys):

@@ -13,8 +13,9 @@ command, so ``bash BUNDLE/run.sh lease [--deadline SECONDS] [--resume DIR ...]``
   ``run.sh`` started (``$DIALSHIFT_LEASE_START``), set-up included. A unit runs only when its projected seconds fit
   in what is left: the plan's estimate times a *speed factor*, measured seconds over estimated seconds. The factor is
   first that of the steps returned by earlier leases (the last measured figures), else 1 (the assumed figures); the
-  first unit the lease runs (Lee: ``smoke``, about a minute, when it has not been returned) measures it again, and
-  every later unit updates it.
+  first unit the lease runs (Lee: ``smoke``, about a minute, when it has not been returned) measures it again (its
+  wall time, loading included, over its estimate), and every later unit updates it. A unit projected over the whole
+  deadline is never started (no lease could return it whole); the summary names it.
 * **What is left.** ``--out`` gets ``lease.jsonl`` (one JSON line per lease, earlier leases' lines kept from the
   ``--resume`` folders): the deadline, the factor and where it came from, the steps run, skipped and left, and the
   projected seconds of what is left; one line on stdout says the same in words.
@@ -122,8 +123,12 @@ def run_lease(bundle, out, work, deadline: float = DEFAULT_DEADLINE, resume=(), 
     ran, unit_seconds, unit_estimates = [], 0.0, 0.0
     pending = [unit for unit in units(steps) if not all(s["name"] in earlier for s in unit)]
     left = list(pending)
+    too_long = []
     for unit in pending:
         before = clock()
+        if projected(unit, factor) > deadline:  # no lease can run it whole: say so, and go on with the others
+            too_long.append(unit[0]["name"])
+            continue
         if projected(unit, factor) > deadline - (before - started):
             break
         for step in unit:
@@ -141,7 +146,7 @@ def run_lease(bundle, out, work, deadline: float = DEFAULT_DEADLINE, resume=(), 
                "speed_factor": round(factor, 3), "speed_from": source, "ran": ran,
                "skipped_returned": sorted(earlier), "left": left_steps,
                "left_projected_seconds": round(sum(projected(unit, factor) for unit in left)),
-               "left_leases": len(plan_leases(left, factor))}
+               "left_leases": len(plan_leases(left, factor)), "over_deadline": too_long}
     lines = [*_earlier_leases([out, *resume]), json.dumps(summary, sort_keys=True)]
     from dialshift.io import atomic_write
 
@@ -165,6 +170,9 @@ def summary_line(summary: dict) -> str:
     left = (f"left: {len(summary['left'])} steps, ~{summary['left_projected_seconds'] / 60:.1f} min, "
             f"{summary['left_leases']} more lease{'s' * (summary['left_leases'] != 1)} (run.sh lease --resume "
             "the returned files)") if summary["left"] else "nothing left"
+    if summary.get("over_deadline"):
+        left += (f"; {', '.join(summary['over_deadline'])} and the steps that need it project over the "
+                 "deadline: no lease runs them whole until they are cut down")
     return (f"lease: ran {ran} in {summary['seconds']:.0f} s of {summary['deadline_seconds']:.0f} "
             f"(speed factor {summary['speed_factor']:.2f}, {summary['speed_from']}); {left}")
 
