@@ -179,6 +179,17 @@ def test_a_lease_with_no_time_runs_nothing_and_says_what_is_left(bundle, tmp_pat
     assert json.loads((tmp_path / "back" / "lease.jsonl").read_text())["ran"] == []
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["lease", "--resume", "NOPE"], "no such folder"), (["lease", "--deadline", "-3"], "give the seconds"),
+    (["lee-train-0", "--deadline", "3"], "go with the step `lease` only")])
+def test_bad_lease_options_are_one_line(argv, message, bundle, tmp_path, capsys):
+    _, _, out = bundle
+    argv = [str(tmp_path / a) if a == "NOPE" else a for a in argv]
+    code = cli(["bundle", "run", str(out), *argv, "--out", str(tmp_path / "back"), "--work", str(tmp_path / "w")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and "\n" not in err
+
+
 def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path, capsys):
     _, _, out = bundle
     code = cli(["bundle", "run", str(out), "lee-dropout-1", "--out", str(tmp_path / "back"), "--work",

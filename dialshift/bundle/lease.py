@@ -114,6 +114,10 @@ def run_lease(bundle, out, work, deadline: float = DEFAULT_DEADLINE, resume=(), 
     if deadline <= 0:
         raise DialshiftError(f"--deadline {deadline:g}: give the seconds the lease may run (default "
                              f"{DEFAULT_DEADLINE:g})")
+    missing = [str(folder) for folder in resume if not Path(folder).is_dir()]
+    if missing:
+        raise DialshiftError(f"--resume {', '.join(missing)}: no such folder (give the folders of the returned files "
+                             "of the earlier leases)")
     started = _lease_start()
     bundle, out, work = Path(bundle), Path(out), Path(work)
     out.mkdir(parents=True, exist_ok=True)
