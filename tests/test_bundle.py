@@ -190,6 +190,28 @@ def test_bad_lease_options_are_one_line(argv, message, bundle, tmp_path, capsys)
     assert code == 2 and message in err and "\n" not in err
 
 
+def test_seeds_trained_side_by_side_come_back_as_one_seed_steps(bundle, tmp_path):
+    """--concurrent-seeds on: lee-train-0 (through run.sh) trains seeds 0 and 1 as one stacked computation; lee-train-1
+    finds its ranker trained and only scores; both return the files and fields of the one-seed path."""
+    root, folder, _ = bundle
+    out = tmp_path / "gpu-bundle"
+    assert cli(["bundle", "create", "--dataset", str(folder), "--out", str(out), "--model", "tiny", "--seeds", "2",
+                "--dropout-passes", "1", "--max-length", "64", "--max-train-instances", "24", "--no-wheels",
+                "--configs", "dailydialog", "--concurrent-seeds", "on", "--no-progress"]) == 0
+    work, back = tmp_path / "work", tmp_path / "back"
+    work.mkdir()
+    result = run_sh(out, "lee-train-0", back, work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert cli(["bundle", "run", str(out), "lee-train-1", "--out", str(back), "--work", str(work)]) == 0
+    first, second = (json.loads((back / f"lee-train-{s}.json").read_text()) for s in (0, 1))
+    assert first["training"]["concurrent_seeds"] == second["training"]["concurrent_seeds"] == [0, 1]
+    assert second["train_seconds"] == 0 and first["training"]["steps"] == second["training"]["steps"] == 2
+    assert [first["training"]["seed"], second["training"]["seed"]] == [0, 1]
+    with np.load(back / "lee-train-0.npz") as a, np.load(back / "lee-train-1.npz") as b:
+        assert a["validation"].shape == b["validation"].shape and not np.allclose(a["validation"], b["validation"])
+    assert cli(["bundle", "run", str(out), "lee-dropout-1", "--out", str(back), "--work", str(work)]) == 0
+
+
 def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path, capsys):
     _, _, out = bundle
     code = cli(["bundle", "run", str(out), "lee-dropout-1", "--out", str(tmp_path / "back"), "--work",

@@ -71,6 +71,10 @@ def register(subparsers) -> None:
                         help="test instances per config (default: all)")
     create.add_argument("--score-batch-size", type=positive_int, default=None,
                         help="pairs per scoring batch (lee default 512, han 256)")
+    create.add_argument("--concurrent-seeds", type=lambda v: {"on": True, "off": False}.get(v, v),
+                        choices=(True, False), default=None, metavar="{on,off}",
+                        help="lee: train the seeds side by side as one stacked computation (default: on where "
+                             "CUDA is)")
     create.add_argument("--no-wheels", action="store_true",
                         help="carry only the dialshift wheel (the remote has the other packages)")
     create.add_argument("--wheel-cache", default=None, metavar="DIR", help="folder of wheels to use before PyPI")
@@ -127,7 +131,8 @@ OPTIONS = {"seeds": "seeds", "dropout_passes": "dropout_passes", "max_length": "
            "num_epochs": "num_epochs", "batch_size": "batch_size", "bias_epochs": "bias_epochs", "dim": "dim",
            "layers": "layers", "vocab_size": "vocab_size", "max_train_instances": "max_train_instances",
            "max_eval_instances": "max_eval_instances", "max_instances": "max_instances",
-           "score_batch_size": "score_batch_size", "train_config": "train_config", "configs": "test_configs"}
+           "score_batch_size": "score_batch_size", "train_config": "train_config", "configs": "test_configs",
+           "concurrent_seeds": "concurrent_seeds"}
 
 
 def protocol_from_args(args):

@@ -32,6 +32,7 @@ class StackedSeeds:
         self.seeds = len(models)
         for model in models:
             model.train(dropout)  # the stacked call runs the modules in this mode
+        self.keys = list(models[0].state_dict())  # the persistent names, as load_state_dict takes them
         self.params, self.buffers = stack_module_state(list(models))
         self.base = copy.deepcopy(models[0]).to("meta")
         self.base.train(dropout)
@@ -69,7 +70,8 @@ class StackedSeeds:
 
     def state_dict(self, seed: int) -> dict:
         """Seed ``seed``'s parameters and buffers, as ``model.load_state_dict`` takes them."""
-        return {name: tensor[seed].detach().clone() for name, tensor in {**self.params, **self.buffers}.items()}
+        stacked = {**self.params, **self.buffers}
+        return {name: stacked[name][seed].detach().clone() for name in self.keys if name in stacked}
 
 
 def additive_mask(attention_mask, dtype=None):
