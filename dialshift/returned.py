@@ -43,7 +43,7 @@ LAYOUTS = {
 }
 STEP_NAME = LAYOUTS["lee"][0]
 #: The descriptions a report reads no arrays for.
-IGNORED = ("smoke.json",)
+IGNORED = ("smoke.json", "lease.jsonl")  # lease.jsonl: what each lease ran and left
 _ARCHIVE_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
 
 

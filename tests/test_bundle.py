@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +27,12 @@ def bundle(tmp_path_factory):
     return root, folder, out
 
 
-def run_sh(bundle_dir: Path, step: str, out: Path, work: Path):
+def run_sh(bundle_dir: Path, step: str, out: Path, work: Path, *options: str):
     """run.sh with this interpreter, no PYTHONPATH and a cwd outside the repository: only the bundle's code."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHON=sys.executable, DIALSHIFT_WORK=str(work), OUT=str(out))
-    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step], cwd=work.parent, env=env, capture_output=True,
-                          text=True)
+    return subprocess.run(["bash", str(bundle_dir / "run.sh"), step, *options], cwd=work.parent, env=env,
+                          capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +88,128 @@ def test_steps_run_from_the_bundle_alone(returned, bundle):
     assert len(list(work.glob("encoded-*.npz"))) == 1  # one encoding per machine, reused by the later steps
     assert sorted(p.name for p in back.glob("lee-dropout-0*")) == ["lee-dropout-0-p0.npz", "lee-dropout-0-p1.npz",
                                                                     "lee-dropout-0.json"]
+
+
+def test_a_lease_runs_whole_seeds_by_its_deadline_and_the_next_resumes(returned, bundle, tmp_path):
+    """Lease 1 (in-process, a clock that runs each step at twice its estimate) resumes from the returned seed-0
+    steps and lee-train-1, runs smoke, and leaves seed 1 whole: its projected time no longer fits. Lease 2 through
+    run.sh resumes from both folders: it retrains seed 1 off the returned files and returns only lee-dropout-1."""
+    from dialshift.bundle.lease import run_lease, summary_line
+    from dialshift.bundle.steps import run_step
+    from dialshift.returned import find_returned
+
+    back, _ = returned
+    _, _, out = bundle
+    steps = {s["name"]: s for s in json.loads((out / "bundle.json").read_text())["steps"]}
+    now = [1000.0]
+
+    def slow_step(bundle_dir, step, target, work, progress=False):
+        now[0] += 2 * steps[step]["seconds"]
+        return run_step(bundle_dir, step, target, work, progress=progress)
+
+    first, second = tmp_path / "lease1", tmp_path / "lease2"
+    deadline = 2 * steps["smoke"]["seconds"] + 1  # smoke fits at the assumed speed; seed 1 not at the measured one
+    os.environ["DIALSHIFT_LEASE_START"] = "1000"
+    try:
+        summary = run_lease(out, first, tmp_path / "work1", deadline, [back], clock=lambda: now[0],
+                            run_step=slow_step)
+    finally:
+        del os.environ["DIALSHIFT_LEASE_START"]
+    assert summary["ran"] == ["smoke"] and summary["left"] == ["lee-train-1", "lee-dropout-1"]
+    assert summary["speed_factor"] == 2.0 and summary["left_leases"] == 1
+    assert summary["skipped_returned"] == ["lee-dropout-0", "lee-fp32-0", "lee-train-0", "lee-train-1"]
+    assert sorted(p.name for p in first.iterdir()) == ["lease.jsonl", "smoke.json"]
+    assert "left: 2 steps" in summary_line(summary)
+
+    result = run_sh(out, "lease", second, tmp_path / "work2", "--resume", str(back), str(first))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "ran lee-dropout-1 in" in result.stdout and "nothing left" in result.stdout
+    assert sorted(p.name for p in second.iterdir()) == ["lease.jsonl", "lee-dropout-1-p0.npz",
+                                                        "lee-dropout-1-p1.npz", "lee-dropout-1.json"]
+    lines = [json.loads(line) for line in (second / "lease.jsonl").read_text().splitlines()]
+    assert [line["ran"] for line in lines] == [["smoke"], ["lee-dropout-1"]] and lines[1]["left"] == []
+    assert set(find_returned([back, second])) == {"lee-train-0", "lee-dropout-0", "lee-fp32-0", "lee-train-1",
+                                                  "lee-dropout-1"}  # lease.jsonl is no stray file
+
+    root = tmp_path / "returned"
+    shutil.copytree(back, root / "lee")
+    plan = subprocess.run([sys.executable, "-m", "dialshift", "bundle", "plan", str(out), "--paper", "lee",
+                           "--returned", str(root)], capture_output=True, text=True, check=True).stdout
+    assert "by the last measured figures" in plan and "returned:" in plan and "lee-train-1 + lee-dropout-1" in plan
+    assert "by the assumed figures" in cli_output(["bundle", "plan", str(out), "--returned", str(tmp_path / "no")])
+
+
+def cli_output(argv) -> str:
+    return subprocess.run([sys.executable, "-m", "dialshift", *argv], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_unit_over_the_whole_deadline_is_named_and_never_started(bundle, tmp_path):
+    from dialshift.bundle.lease import run_lease, summary_line
+
+    _, _, out = bundle
+    steps = {s["name"]: s for s in json.loads((out / "bundle.json").read_text())["steps"]}
+    seed0 = sum(steps[n]["seconds"] for n in ("lee-train-0", "lee-dropout-0", "lee-fp32-0"))
+    now, calls = [0.0], []
+
+    def step_at_its_estimate(bundle_dir, step, target, work, progress=False):
+        calls.append(step)
+        now[0] += steps[step]["seconds"]
+
+    deadline = seed0 - 1  # smoke fits, seed 0 never does, seed 1 no longer does after smoke
+    seed1 = steps["lee-train-1"]["seconds"] + steps["lee-dropout-1"]["seconds"]
+    assert seed1 <= deadline < steps["smoke"]["seconds"] + seed1
+    os.environ["DIALSHIFT_LEASE_START"] = "0"
+    try:
+        summary = run_lease(out, tmp_path / "back", tmp_path / "work", deadline, clock=lambda: now[0],
+                            run_step=step_at_its_estimate)
+    finally:
+        del os.environ["DIALSHIFT_LEASE_START"]
+    assert calls == ["smoke"] and summary["over_deadline"] == ["lee-train-0"] and summary["speed_factor"] == 1.0
+    assert summary["left"] == ["lee-train-0", "lee-dropout-0", "lee-fp32-0", "lee-train-1", "lee-dropout-1"]
+    assert "lee-train-0 and the steps that need it project over the deadline" in summary_line(summary)
+
+
+def test_a_lease_with_no_time_runs_nothing_and_says_what_is_left(bundle, tmp_path, capsys):
+    _, _, out = bundle
+    assert cli(["bundle", "run", str(out), "lease", "--deadline", "1", "--out", str(tmp_path / "back"), "--work",
+                str(tmp_path / "work")]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("lease: ran nothing") and "left: 6 steps" in line and "\n" not in line
+    assert json.loads((tmp_path / "back" / "lease.jsonl").read_text())["ran"] == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["lease", "--resume", "NOPE"], "no such folder"), (["lease", "--deadline", "-3"], "give the seconds"),
+    (["lee-train-0", "--deadline", "3"], "go with the step `lease` only")])
+def test_bad_lease_options_are_one_line(argv, message, bundle, tmp_path, capsys):
+    _, _, out = bundle
+    argv = [str(tmp_path / a) if a == "NOPE" else a for a in argv]
+    code = cli(["bundle", "run", str(out), *argv, "--out", str(tmp_path / "back"), "--work", str(tmp_path / "w")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and "\n" not in err
+
+
+def test_seeds_trained_side_by_side_come_back_as_one_seed_steps(bundle, tmp_path):
+    """--concurrent-seeds on: lee-train-0 (through run.sh) trains seeds 0 and 1 as one stacked computation; lee-train-1
+    finds its ranker trained and only scores; both return the files and fields of the one-seed path."""
+    root, folder, _ = bundle
+    out = tmp_path / "gpu-bundle"
+    assert cli(["bundle", "create", "--dataset", str(folder), "--out", str(out), "--model", "tiny", "--seeds", "2",
+                "--dropout-passes", "1", "--max-length", "64", "--max-train-instances", "24", "--no-wheels",
+                "--configs", "dailydialog", "--concurrent-seeds", "on", "--no-progress"]) == 0
+    work, back = tmp_path / "work", tmp_path / "back"
+    work.mkdir()
+    result = run_sh(out, "lee-train-0", back, work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert cli(["bundle", "run", str(out), "lee-train-1", "--out", str(back), "--work", str(work)]) == 0
+    first, second = (json.loads((back / f"lee-train-{s}.json").read_text()) for s in (0, 1))
+    assert first["training"]["concurrent_seeds"] == second["training"]["concurrent_seeds"] == [0, 1]
+    assert second["train_seconds"] == 0 and first["training"]["steps"] == second["training"]["steps"] == 2
+    assert [first["training"]["seed"], second["training"]["seed"]] == [0, 1]
+    with np.load(back / "lee-train-0.npz") as a, np.load(back / "lee-train-1.npz") as b:
+        assert a["validation"].shape == b["validation"].shape and not np.allclose(a["validation"], b["validation"])
+    assert cli(["bundle", "run", str(out), "lee-dropout-1", "--out", str(back), "--work", str(work)]) == 0
 
 
 def test_dropout_step_without_its_ranker_fails_in_one_line(bundle, tmp_path, capsys):

@@ -293,3 +293,22 @@ def test_committed_ledger_is_what_the_returned_files_render():
     root = Path(__file__).resolve().parents[1]
     assert cli(["bundle", "ledger", str(root / "docs/full_scale/returned"), "--doc",
                 str(root / "docs/full_scale.md"), "--check"]) == 0
+
+
+@pytest.mark.parametrize("paper", ["han", "xing"])
+def test_a_lease_through_run_sh_resumes_after_the_returned_seed(paper, request, tmp_path):
+    """The returned seed-0 step as an earlier lease's files: `run.sh lease --resume` runs the seed-1 step only."""
+    from dialshift.returned import find_returned
+
+    _, _, bundle, manifest, back, _ = request.getfixturevalue(paper)
+    first = manifest["steps"][0]
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    for name in first["returns"]:
+        shutil.copyfile(back / name, earlier / name)
+    result = run_sh(bundle, "lease", tmp_path / "back", tmp_path / "work", "--resume", str(earlier))
+    assert result.returncode == 0, result.stderr[-2000:]
+    second = manifest["steps"][1]
+    assert f"ran {second['name']} in" in result.stdout and "nothing left" in result.stdout
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == sorted(["lease.jsonl", *second["returns"]])
+    assert set(find_returned([earlier, tmp_path / "back"], paper)) == {first["name"], second["name"]}

@@ -22,6 +22,12 @@ mid-epoch deterministically: the epoch's order and negatives are recomputed from
 skipped.
 The loop, checkpoints, selection and the folder's metadata are those of :mod:`dialshift.training`.
 
+Seeds side by side: ``--concurrent-seeds 0 1 2 3 4`` trains those seeds as one stacked computation
+(:mod:`dialshift.training.concurrent`: ``vmap`` over ``functional_call``, eager attention, one AdamW over the stacked
+weights) into ``--output-dir/seed<S>``; seed S gets the initial weights, data order and negatives of ``--seed S``,
+dropout on (its masks drawn per seed from one generator stream, so not the masks of a one-seed run). It keeps the
+final weights (Lee's protocol selects at the end of its one epoch) and writes no checkpoints.
+
 Speed: every training and validation string is tokenized once, up front, into the shared token cache
 (:func:`dialshift.models.ranker.shared_encoder`); on CUDA a step is one forward over its 120 pairs
 (``--train-chunk-size 0``), batches come from pinned memory with non-blocking copies, AdamW is the fused kernel and
@@ -75,6 +81,11 @@ def parse_args(argv=None):
     p.add_argument("--attn", default="auto", choices=("auto", "eager", "sdpa"),
                    help="attention implementation (auto: eager under bf16, else the library default)")
     p.add_argument("--eval-batch-size", type=arguments.positive_int, default=64, help="pairs per validation batch")
+    p.add_argument("--concurrent-seeds", type=arguments.seed, nargs="+", default=None, metavar="SEED",
+                   help="train these seeds side by side as one stacked computation (dialshift.training.concurrent) "
+                        "into --output-dir/seed<S>, each with its own data order and negatives; no checkpoints, "
+                        "the final weights are kept (Lee's protocol: 1 epoch, selection at its end); --seed is "
+                        "ignored")
     return p.parse_args(argv)
 
 
@@ -231,11 +242,102 @@ class RankingTask(Task):
             "nll_temperature": negative_log_likelihood(logits, labels, temperature)}}
 
 
+def train_concurrently(args) -> list[dict]:
+    """``--concurrent-seeds``: every seed's ranker folder (``OUTPUT/seed<S>``) from one stacked training run, the
+    batches of seed S those of ``--seed S`` (the same epoch plan), then per seed the validation logits, the
+    temperature and the folder's metadata as :func:`dialshift.training.train` writes them. Returns their metadata."""
+    import time
+    from pathlib import Path
+
+    import torch
+    from accelerate import Accelerator
+
+    from dialshift.models.backbones import load_backbone
+    from dialshift.models.metadata import class_path, library_versions, write_model_meta
+    from dialshift.models.ranker import precision_context
+    from dialshift.training.arguments import claim_output_dir, recorded_options
+    from dialshift.training.concurrent import StackedSeeds, stack_batches
+    from dialshift.training.task import Selection, epoch_rng
+
+    seeds = list(dict.fromkeys(args.concurrent_seeds))
+    task = RankingTask(args)
+    accelerator = Accelerator()
+    task.build(accelerator)
+    device = accelerator.device
+    models = [load_backbone(args.model, seed)[0].to(device) for seed in seeds]
+    candidates = args.num_negatives + 1
+
+    def loss(call, batch):
+        logits = call(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                      token_type_ids=batch["token_type_ids"]).logits[:, 0]
+        logits = logits.gather(0, batch["inverse"]).view(-1, candidates)  # back to the batch's order
+        return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.long,
+                                                                     device=logits.device))
+
+    def inputs(rows, negatives):
+        pairs = [(task.train_data["context"][r], task.pool[i]) for r, n in zip(rows, negatives, strict=True)
+                 for i in (task.gold[r], *n)]
+        encoded = task.encoder.encode_flat(pairs)
+        order, batch = next(encoded.batches(len(encoded)))
+        batch = {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
+        batch["inverse"] = torch.as_tensor(np.argsort(order), device=device)
+        return batch
+
+    # train mode, as the runner trains: dropout on, its masks drawn per seed from one generator stream
+    stacked = StackedSeeds(models, loss, learning_rate=args.learning_rate, weight_decay=args.weight_decay,
+                           dropout=True)
+    steps, seconds = 0, 0.0
+    for epoch in range(args.num_epochs):
+        plans = [task.epoch_batches(epoch, epoch_rng(seed, epoch)) for seed in seeds]
+        for step_batches in zip(*plans, strict=True):
+            if args.max_steps is not None and steps >= args.max_steps:
+                break
+            batch = stack_batches([inputs(*b) for b in step_batches], {"input_ids": task.encoder.pad_id})
+            started = time.perf_counter()
+            with precision_context(task.precision, device):
+                stacked.step(batch)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds += time.perf_counter() - started
+            steps += 1
+    metas = []
+    for index, (seed, model) in enumerate(zip(seeds, models, strict=True)):
+        output_dir = claim_output_dir(Path(args.output_dir) / f"seed{seed}", "trainers/ranker.py",
+                                      inputs=(args.model, args.dataset))
+        model.load_state_dict(stacked.state_dict(index))
+        model.eval()
+        rows = np.arange(task.validation_size())
+        score, extras = task.validation_score(task.validation_outputs(model, rows))
+        np.save(output_dir / "validation_logits.npy", extras["logits"])
+        task.save(model, output_dir)
+        described = task.describe()
+        extra = task.finalize(output_dir, Selection(steps, float(score), {}, {"logits": extras["logits"]}))
+        versions = library_versions()
+        meta = {"task": task.name, "model_class": class_path(model), "backbone": described.pop("backbone", None),
+                **described, "seed": seed, "training": {**recorded_options(args), "seed": seed},
+                "versions": versions, "dialshift_version": versions["dialshift"], "steps": steps,
+                "selected_step": steps, "selection": {"metric": task.metric, "step": steps,
+                                                      "rule": "the final weights (concurrent seeds)"},
+                "history": [{"step": steps, f"validation_{task.metric}": float(score)}],
+                "validation": {task.metric: float(score), **extra.pop("validation", {})},
+                "train_steps_per_second": steps / seconds if seconds else None,
+                "concurrent_seeds": seeds, "train_seed_steps_per_second": len(seeds) * steps / seconds
+                if seconds else None, **extra}
+        write_model_meta(output_dir, meta)
+        metas.append(meta)
+    return metas
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     configure_logging()
     try:
         arguments.check_output_dir(args.output_dir, inputs=(args.model, args.dataset))
+        if args.concurrent_seeds:
+            for meta in train_concurrently(args):
+                print(f"seed {meta['seed']}: temperature T = {meta['temperature']:.3f}")
+            return 0
         meta = train(RankingTask(args), args)
     except DialshiftError as error:
         print(f"trainers/ranker.py: error: {error}", file=sys.stderr)

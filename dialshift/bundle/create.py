@@ -51,9 +51,11 @@ def copy_trainers(out: Path, names) -> None:
 
 RUNNER = """#!/usr/bin/env bash
 # dialshift GPU bundle runner: bash run.sh STEP [--out DIR]   (steps: bash run.sh --list)
+#   or the whole plan by a deadline: bash run.sh lease [--deadline SECONDS] [--resume RETURNED_DIR ...]
 # Installs the bundle's wheels once into $DIALSHIFT_WORK (default {work}) and runs the step with nothing but the
 # bundle's code on the path. Written by `dialshift bundle create`; see docs/full_scale.md.
 set -euo pipefail
+export DIALSHIFT_LEASE_START="${{DIALSHIFT_LEASE_START:-$(date +%s)}}"  # a lease's deadline counts set-up too
 BUNDLE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 WORK="${{DIALSHIFT_WORK:-{work}}}"
 PY="${{PYTHON:-python}}"

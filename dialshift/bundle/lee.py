@@ -4,9 +4,12 @@
 logits and one vanilla pass over every test config; resumable from its checkpoints when a call is cut off),
 ``lee-dropout-S`` (the MC-dropout passes of the seed-S ranker trained by ``lee-train-S`` on the same warm machine,
 one file per pass) and ``lee-fp32-S`` (the vanilla pass again in fp32, to check that the fast precision moves the
-metrics less than the seeds do). The bundle carries a slim folder (:func:`dialshift.ranking.data.write_slim_folder`:
-zstd parquet, strings once, the training split reduced to the gold responses) and the backbone in fp16. The report
-(:mod:`.lee_report`) turns the returned logits into predictions and tables here.
+metrics less than the seeds do). With ``concurrent_seeds`` (default: on where CUDA is) the first ``lee-train-S`` of
+a machine trains seeds S..seeds-1 side by side (``trainers/ranker.py --concurrent-seeds``) and the later
+``lee-train-S`` steps only score; the returned files are the same. The bundle carries a slim folder
+(:func:`dialshift.ranking.data.write_slim_folder`: zstd parquet, strings once, the training split reduced to the gold
+responses) and the backbone in fp16. The report (:mod:`.lee_report`) turns the returned logits into predictions and
+tables here.
 """
 
 import hashlib
@@ -59,6 +62,10 @@ class Protocol:
     score_batch_size: int = 512
     checkpointing_steps: int = 1000
     ece_bins: int = 15
+    #: train the seeds side by side (``trainers/ranker.py --concurrent-seeds``): the first ``lee-train-S`` step on a
+    #: machine trains seeds S..seeds-1 as one stacked computation, the later ones find their ranker trained. None: on
+    #: where CUDA is (the paper's batch size and epochs either way; no checkpoints on that path)
+    concurrent_seeds: bool | None = None
 
 
 PROTOCOL = Protocol
@@ -197,7 +204,7 @@ def _score(model_dir, pairs, rows, protocol, precision, dropout_seeds=(None,), p
 
 
 def _train(bundle: Path, work: Path, protocol: dict, seed: int, output: Path, max_steps=None,
-           max_train_instances=None, progress=False):
+           max_train_instances=None, progress=False, extra=()):
     argv = ["--dataset", str(bundle / "data"), "--config", protocol["train_config"], "--model",
             str(upcast_backbone(bundle, work)), "--seed", str(seed), "--output-dir", str(output),
             "--batch-size", str(protocol["batch_size"]), "--learning-rate", str(protocol["learning_rate"]),
@@ -209,7 +216,35 @@ def _train(bundle: Path, work: Path, protocol: dict, seed: int, output: Path, ma
     argv += ["--max-eval-instances", str(protocol["max_eval_instances"])] if protocol["max_eval_instances"] else []
     argv += ["--max-steps", str(max_steps)] if max_steps else []
     argv += [] if progress else ["--no-progress"]
+    argv += list(extra)
     return run_trainer(bundle, "ranker.py", argv, output, f"seed {seed}")
+
+
+def concurrent(protocol: dict) -> bool:
+    """Whether the protocol's seeds train side by side on this machine (``concurrent_seeds``; None: on CUDA)."""
+    choice = protocol.get("concurrent_seeds")
+    if choice is None:
+        import torch
+
+        return torch.cuda.is_available()
+    return bool(choice)
+
+
+def _train_together(bundle: Path, work: Path, protocol: dict, seed: int, progress=False) -> float:
+    """Train the seeds from ``seed`` on that have no ranker on this machine, side by side, into their
+    ``lee-seed<S>`` folders (where a one-seed ``lee-train-S`` puts them); return the seconds it took."""
+    seeds = [s for s in range(seed, protocol["seeds"])
+             if not (work / f"lee-seed{s}" / "dialshift_model.json").is_file()]
+    together = work / "lee-seeds-together"
+    shutil.rmtree(together, ignore_errors=True)  # no checkpoints on this path: a cut-off call starts again
+    for s in seeds:
+        shutil.rmtree(work / f"lee-seed{s}", ignore_errors=True)
+    seconds = _train(bundle, work, protocol, seeds[0], together, progress=progress,
+                     extra=["--concurrent-seeds", *map(str, seeds)])
+    for s in seeds:
+        (together / f"seed{s}").rename(work / f"lee-seed{s}")
+    shutil.rmtree(together)
+    return seconds
 
 
 def run(bundle: Path, manifest: dict, step: str, out: Path, work: Path, description: dict,
@@ -242,7 +277,12 @@ def run(bundle: Path, manifest: dict, step: str, out: Path, work: Path, descript
     model_dir = work / f"lee-seed{seed}"
     data, pairs, rows = None, None, None
     if kind == "lee-train":
-        train_seconds = _train(bundle, work, protocol, seed, model_dir, progress=progress)
+        if not concurrent(protocol):
+            train_seconds = _train(bundle, work, protocol, seed, model_dir, progress=progress)
+        elif (model_dir / "dialshift_model.json").is_file():
+            train_seconds = 0.0  # trained side by side with an earlier seed's step on this machine
+        else:
+            train_seconds = _train_together(bundle, work, protocol, seed, progress=progress)
         meta = read_ranker_meta(model_dir)
         data, pairs, rows = _test_data(bundle, protocol)
         logits, timing = _score(model_dir, pairs, rows, protocol, "auto", progress=progress, cache=work)
@@ -254,7 +294,8 @@ def run(bundle: Path, manifest: dict, step: str, out: Path, work: Path, descript
         arrays["validation"] = np.load(model_dir / "validation_logits.npy")
         arrays["validation_labels"] = np.asarray(validation["label"], dtype=np.int64)
         keep = ("backbone", "max_length", "seed", "steps", "selected_step", "history", "validation", "temperature",
-                "train_steps_per_second", "precision", "attention", "train_chunk_size", "versions", "training")
+                "train_steps_per_second", "precision", "attention", "train_chunk_size", "versions", "training",
+                "concurrent_seeds", "train_seed_steps_per_second")
         description.update(method="vanilla", seed=seed, training={k: meta.get(k) for k in keep},
                            train_seconds=round(train_seconds, 1), scoring=timing)
     elif kind in ("lee-dropout", "lee-fp32"):

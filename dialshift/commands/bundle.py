@@ -7,7 +7,10 @@ once it goes idle) runs the full protocol in steps; everything else happens here
   create   assemble BUNDLE (under 60 MiB) for one paper (--paper lee, han or xing) from a built dataset folder:
            the paper's configs, fp16 backbone weights (lee, han), wheels of what the remote lacks, its trainer, run.sh
   steps    list the bundle's steps in the order to run them, with their estimated minutes and returned files
-  run      run one step (what BUNDLE/run.sh calls on the remote): logits into --out (default $OUT)
+  run      run one step (what BUNDLE/run.sh calls on the remote): logits into --out (default $OUT); `run BUNDLE
+           lease` runs the whole steps that fit by --deadline (default 9 min) and skips those in --resume folders
+  plan     the projected device time per phase (measured figures from --returned when there, else assumed) and
+           the leases it needs
   report   turn the returned files into predictions, results.json (dialshift score's pipeline) and the paper's
            across-seed tables (results.md, summary.json)
   ledger   the ledger of the steps run (docs/full_scale.md) from folders of committed returned files
@@ -68,6 +71,10 @@ def register(subparsers) -> None:
                         help="test instances per config (default: all)")
     create.add_argument("--score-batch-size", type=positive_int, default=None,
                         help="pairs per scoring batch (lee default 512, han 256)")
+    create.add_argument("--concurrent-seeds", type=lambda v: {"on": True, "off": False}.get(v, v),
+                        choices=(True, False), default=None, metavar="{on,off}",
+                        help="lee: train the seeds side by side as one stacked computation (default: on where "
+                             "CUDA is)")
     create.add_argument("--no-wheels", action="store_true",
                         help="carry only the dialshift wheel (the remote has the other packages)")
     create.add_argument("--wheel-cache", default=None, metavar="DIR", help="folder of wheels to use before PyPI")
@@ -85,7 +92,20 @@ def register(subparsers) -> None:
     step.add_argument("--work", default=None, help="work folder kept between calls (default: $DIALSHIFT_WORK)")
     step.add_argument("--list", action="store_true", help="list the steps and exit")
     step.add_argument("--progress", action="store_true", help="show progress bars")
+    step.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                      help="lease: seconds from run.sh's start by which the lease ends (default 540, 9 minutes)")
+    step.add_argument("--resume", nargs="+", default=(), metavar="DIR",
+                      help="lease: folders of returned files of earlier leases (their steps are skipped)")
     step.set_defaults(func=run_step)
+
+    lease_plan = actions.add_parser("plan", help="projected device time per phase and the leases it needs")
+    lease_plan.add_argument("bundle", metavar="BUNDLE")
+    lease_plan.add_argument("--paper", choices=("lee", "han", "xing"), default=None,
+                            help="check that BUNDLE carries this paper's protocol")
+    lease_plan.add_argument("--returned", default="docs/full_scale/returned", metavar="ROOT",
+                            help="the committed returned files, one folder per paper (default "
+                                 "docs/full_scale/returned): their measured seconds set the speed")
+    lease_plan.set_defaults(func=run_plan)
 
     report = actions.add_parser("report", help="results from the returned logits")
     report.add_argument("returned", nargs="+", metavar="PATH", help="folders (or files) brought back by the steps")
@@ -111,7 +131,8 @@ OPTIONS = {"seeds": "seeds", "dropout_passes": "dropout_passes", "max_length": "
            "num_epochs": "num_epochs", "batch_size": "batch_size", "bias_epochs": "bias_epochs", "dim": "dim",
            "layers": "layers", "vocab_size": "vocab_size", "max_train_instances": "max_train_instances",
            "max_eval_instances": "max_eval_instances", "max_instances": "max_instances",
-           "score_batch_size": "score_batch_size", "train_config": "train_config", "configs": "test_configs"}
+           "score_batch_size": "score_batch_size", "train_config": "train_config", "configs": "test_configs",
+           "concurrent_seeds": "concurrent_seeds"}
 
 
 def protocol_from_args(args):
@@ -176,8 +197,34 @@ def run_step(args) -> int:
     if not out:
         raise DialshiftError("no --out and no $OUT: say where the returned files go")
     work = args.work or os.environ.get("DIALSHIFT_WORK", DEFAULT_WORK)
+    if args.step == "lease":
+        from dialshift.bundle.lease import DEFAULT_DEADLINE, run_lease, summary_line
+
+        deadline = DEFAULT_DEADLINE if args.deadline is None else args.deadline
+        print(summary_line(run_lease(args.bundle, out, work, deadline, args.resume, progress=args.progress)))
+        return 0
+    if args.deadline is not None or args.resume:
+        raise DialshiftError("--deadline and --resume go with the step `lease` only")
     description = run_step(args.bundle, args.step, out, work, progress=args.progress)
     print(f"step {args.step}: {description['seconds']:.0f} s on {description['device']} -> {out}")
+    return 0
+
+
+def run_plan(args) -> int:
+    from pathlib import Path
+
+    from dialshift.bundle import read_manifest
+    from dialshift.bundle.lease import render_plan
+    from dialshift.bundle.manifest import paper_of
+    from dialshift.errors import DialshiftError
+
+    manifest = read_manifest(args.bundle)
+    paper = paper_of(manifest)
+    if args.paper and args.paper != paper:
+        raise DialshiftError(f"{args.bundle}: carries the {paper} protocol, not {args.paper}; give that paper's "
+                             "bundle")
+    folder = Path(args.returned) / paper
+    print(render_plan(manifest, [folder] if folder.is_dir() else []), end="")
     return 0
 
 
