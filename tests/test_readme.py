@@ -79,7 +79,7 @@ def test_every_readme_block_is_run_or_says_why_not():
 
     blocks = readme_blocks()
     skipped = [block for block in blocks if block.skip is not None]
-    assert all(len(block.skip) > 20 for block in skipped) and len(skipped) <= 2, [b.line for b in skipped]
+    assert all(len(block.skip) > 20 for block in skipped) and len(skipped) <= 4, [b.line for b in skipped]
     (install,) = [block for block in blocks if block.install]
     pins = dict(line.split("==") for line in (README.parent / "constraints.txt").read_text().splitlines()
                 if "==" in line and not line.startswith("#"))
