@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for dialshift, idempotently: Debian's WordNet packages and headless Chromium, a virtual
-# environment in .venv, the CPU build of torch, and the package with its train, dev and leaderboard extras. Safe to
-# run again: it skips what is already there.
+# environment in .venv, the CPU build of torch, and the package with its train, dev, leaderboard and lm-eval
+# extras. Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +36,6 @@ then
       --extra-index-url https://pypi.org/simple "$torch_cpu"
   fi
   # The package with every extra, at the exact versions the test suite runs with (ranges are in pyproject.toml).
-  "${pip[@]}" -e ".[train,dev,leaderboard]"
+  "${pip[@]}" -e ".[train,dev,leaderboard,lm-eval]"
   touch "$stamp"
 fi
