@@ -26,7 +26,8 @@ LAYERS = (
      "dialshift.text", "dialshift.arguments"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule, their
     # generated parts and across-seed summaries.
-    ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.reports", "dialshift.across_seeds"),
+    ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.verdict_simulation",
+     "dialshift.reports", "dialshift.across_seeds"),
     # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
     ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
