@@ -3,7 +3,8 @@
 
     python docs/reproduction_khosla/collect.py OUT
 
-For every finished seed ``OUT/<build>/<config>/seed_<s>/`` (one with a ``run.json``) it writes
+For every finished seed ``OUT/<build>/<config>/seed_<s>/`` (one with a ``run.json`` and the ``command.json`` that
+``run_all.sh`` writes once the trainer has exited; a seed still running is left for a later call) it writes
 ``runs/<build>/<config>/seed_<s>/`` with ``run.json``, ``command.json`` (commit, command, threads, CPU seconds),
 ``results/<method>/<split>/results.json`` (the scoring pipeline's output), ``predictions.npz`` (compressed, small:
 per split the gold labels, the closed-world argmax over the in-scope logits and every method's predicted class, as
@@ -111,12 +112,13 @@ def collect(out: Path, target: Path) -> int:
     count = 0
     for run_json in sorted(out.glob("*/*/seed_*/run.json")):
         seed_dir = run_json.parent
+        if not (seed_dir / "command.json").is_file():
+            continue  # still running (or stopped before run_all.sh recorded it): not finished
         dest = target / seed_dir.relative_to(out)
         run = json.loads(run_json.read_text())
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_json, dest / "run.json")
-        if (seed_dir / "command.json").is_file():
-            shutil.copyfile(seed_dir / "command.json", dest / "command.json")
+        shutil.copyfile(seed_dir / "command.json", dest / "command.json")
         for results in sorted(seed_dir.glob("results/*/*/results.json")):
             (dest / results.relative_to(seed_dir)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(results, dest / results.relative_to(seed_dir))
