@@ -7,13 +7,15 @@ of that difference. We measure one paired difference per seed (the same seed's m
 **The interval.** A value ``v`` is *ruled out* by the seeds only when two intervals both exclude it: Student's t
 interval at 99 % of the mean of the per-seed differences, and the exact (distribution-free, order-statistic) 95 %
 interval of their median, i.e. the sign test. The reported interval ``[low, high]`` is the hull of the two, so "the
-interval excludes v" and "v is ruled out" are the same statement. The t interval alone decides wrongly in 16-26 % of
-cases at 3-5 seeds when the per-seed differences are skewed or have an outlier seed (it covers at its nominal level
-only for roughly normal differences); the sign test cannot be fooled by either, but it cannot reach 5 % below six
-seeds (all of 5 seeds on one side happen by chance 2/32 = 6.25 % of the time), so **below six seeds the rule decides
-nothing**: fewer decisions, none of them wrong. Requiring both at 95 % still errs in 5.4-5.8 % of the simulated
-outlier-seed cases at 6, 12 and 15 seeds; the t interval at 99 % brings every simulated case to 3.4 % or less. ``benchmarks/verdicts.py`` measures the false-decision rate by
-simulation (``docs/verdicts.md``); ``tests/test_verdicts.py`` keeps it at or under 5 %.
+interval excludes v" and "v is ruled out" are the same statement. The t interval alone decides wrongly in up to
+10 % of the simulated cases at 3-20 seeds when the per-seed differences are skewed or have an outlier seed (it
+covers at its nominal level only for roughly normal differences); the sign test is exact for the median of any
+distribution and is not pulled by one seed, but it cannot reach 5 % below six seeds (all of 5 seeds on one side
+happen by chance 2/32 = 6.25 % of the time), so **below six seeds the rule decides nothing**: fewer decisions,
+rarely wrong ones. Requiring both at 95 % still errs in 5.4-5.8 % of the simulated outlier-seed cases at 6, 12 and
+15 seeds; the t interval at 99 % brings every bounded simulated case to 3.4 % or less.
+``benchmarks/verdicts.py`` measures the false-decision rate by simulation (``docs/verdicts.md``);
+``tests/test_verdicts.py`` keeps it at or under 5 %.
 
 **The margin.** The paper's value ``p`` is *compatible* with ours when the interval does not rule out every value of
 the band ``|p| (1 - margin) .. |p| (1 + margin)`` in the paper's direction (default ``margin`` 0.2: within 20 % of

@@ -27,7 +27,7 @@ LAYERS = (
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule, their
     # generated parts and across-seed summaries.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.verdict_simulation",
-     "dialshift.reports", "dialshift.across_seeds"),
+     "dialshift.reports", "dialshift.run_files", "dialshift.across_seeds"),
     # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
     ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).

@@ -32,14 +32,17 @@ def test_han_verdicts_follow_the_rule_on_the_per_seed_differences(han):
     from dialshift.verdicts import verdict
 
     labels = json.loads((han.RUNS / "labels.json").read_text())
-    data = han.from_predictions(labels, han.committed_runs((0, 1)))
+    runs = han.committed_runs((0, 1))
+    data = han.from_predictions(labels, runs)
     seeds = [s["adversarial"] for s in data["table"]["+deb"]["seeds"]], \
         [s["adversarial"] for s in data["table"]["baseline"]["seeds"]]
     differences = [a - b for a, b in zip(*seeds, strict=True)]
     assert len(differences) == 2
-    expected = verdict(differences, "+").cell()
-    row = f"| {' / '.join(f'{d:+.1f}' for d in differences)} | {expected} |"
-    assert row in "\n".join(han.verdict_lines(data))
+    expected = verdict(differences, "+", 43.5 - 39.4)
+    assert expected.outcome == "underpowered" and expected.seeds_for_power >= 6
+    row = (f"| {' / '.join(f'{d:+.1f}' for d in differences)} | {expected.cell()} | +4.1 (Table 3, adversarial: "
+           f"+deb 43.5 − baseline 39.4) | {expected.seeds_for_power} (")
+    assert row in "\n".join(han.verdict_lines(han.finding_results(data, labels, runs), 270.0))
 
 
 def test_han_tables_are_computed_from_the_kept_predictions(han):
@@ -70,8 +73,75 @@ def test_han_check_fails_when_a_kept_prediction_changes(han, tmp_path, monkeypat
                  == labels[row["id"]])
     wrong["scores"] = [-s for s in wrong["scores"]]  # the gold is no longer chosen
     path.write_bytes(gzip.compress("".join(json.dumps(row) + "\n" for row in rows).encode(), mtime=0))
+    shutil.copytree(han.REAL_ENV, tmp_path / "real_env")
     monkeypatch.setattr(han, "RUNS", runs)
-    assert han.main(["--check"]) == 1
+    monkeypatch.setattr(han, "REAL_ENV", tmp_path / "real_env")
+    assert han.main(["--check"]) == 2  # its checksum
+    assert han.main(["--checksums"]) == 0
+    assert han.main(["--check"]) == 2  # with the checksums rewritten: the P@1 of results.json
+
+
+@pytest.fixture
+def han_copy(han, tmp_path, monkeypatch):
+    """The committed runs and report copied to ``tmp_path`` with the generator pointed at them."""
+    import shutil
+
+    for name in ("runs", "real_env"):
+        shutil.copytree(getattr(han, name.upper()), tmp_path / name)
+    shutil.copyfile(han.REPORT, tmp_path / "reproduction_han.md")
+    monkeypatch.setattr(han, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(han, "REAL_ENV", tmp_path / "real_env")
+    monkeypatch.setattr(han, "REPORT", tmp_path / "reproduction_han.md")
+    assert han.main(["--check"]) == 0
+    return tmp_path
+
+
+def test_han_check_fails_when_a_sentence_with_a_number_changes(han, han_copy):
+    report = han_copy / "reproduction_han.md"
+    text = report.read_text(encoding="utf-8")
+    for old, new in (("Tables 3-4 are: 9 underpowered", "Tables 3-4 are: 9 reproduced"),
+                     ("+UMS − baseline is +2.1", "+UMS − baseline is +3.1")):  # the status, the seed-0 reading
+        assert old in text
+        report.write_text(text.replace(old, new, 1), encoding="utf-8")
+        assert han.main(["--check"]) == 1
+
+
+@pytest.mark.parametrize("relative, change", [
+    ("runs/ums/seed_0/kor_adv/results.json", lambda v: v["results"]["kor_adv"].update({"accuracy": 0.6})),
+    ("runs/deb/seed_1/kor_chitchat/run.json", lambda v: v["run"].update({"seeds": [0]})),
+    ("runs/baseline/seed_1/command.json", lambda v: v.update({"cpu_seconds": 9999.0})),
+    ("runs/ums_deb/seed_0/command.json", lambda v: v["command"].remove("--ums")),
+    ("real_env/rerank/+deb-seed1/run.json", lambda v: v.update({"seed": 2})),
+    ("real_env/rerank/baseline-seed2/command.json", lambda v: v.update({"cpu_seconds": 1.0})),
+])
+def test_han_check_fails_when_a_committed_run_file_changes(han, han_copy, capsys, relative, change):
+    edit_json(han_copy / relative, change)
+    assert han.main(["--check"]) == 2  # the checksum
+    assert capsys.readouterr().err.count("\n") == 1
+    assert han.main(["--checksums"]) == 0
+    assert han.main(["--check"]) != 0  # the file's content: a mismatch, or a report that differs
+
+
+def test_han_check_fails_when_the_checksums_change(han, han_copy):
+    manifest = han_copy / "real_env" / "sha256.json"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert han.main(["--check"]) == 1  # its digest is in the status paragraph
+
+
+def test_han_missing_seed_or_truncated_gz_is_a_one_line_error(han, han_copy, capsys):
+    import shutil
+
+    path = han_copy / "runs" / "ums" / "seed_1" / "kor_adv" / "kor_adv.jsonl.gz"
+    path.write_bytes(path.read_bytes()[:300])
+    assert han.main(["--checksums"]) == 0  # past the checksums: the reading itself must say it in one line
+    assert han.main(["--check"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "kor_adv.jsonl.gz: truncated or corrupt gzip" in error
+    shutil.rmtree(han_copy / "runs" / "ums" / "seed_1")
+    assert han.main(["--checksums"]) == 0
+    assert han.main(["--check"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "holds seeds [0]" in error
 
 
 def test_han_collect_refuses_an_incomplete_folder_in_one_line(han, tmp_path, capsys):
@@ -149,12 +219,14 @@ def test_lee_verdicts_are_the_rule_on_per_seed_differences_over_the_shared_ids(l
         seeds[seed] = {"dailydialog": {f"i{k}": 0 if k < 4 + seed else 1 for k in range(8)},
                        "uw_0.50": {**{f"i{k}": 0 if k < right else 1 for k in range(4)}, "x0": 0, "x1": 0}}
     fake_lee_run(tmp_path, configs, seeds)
-    row = next(line for line in lee.verdict_rows(lee.load_run(tmp_path))
+    run = lee.load_run(tmp_path)
+    row = next(line for line in lee.verdict_rows(run, lee.finding_results(run))
                if line.startswith("| Accuracy falls with word replacement (Table 3)"))
     differences = [1 - 2 / 4, 1 - 1 / 4, 1 - 2 / 4]
-    expected = verdict(differences, "+")
-    assert expected.outcome == "reproduced"
-    assert f"| 4 | +0.500, +0.750, +0.500 | {expected.cell(digits=3)} | {0.895 - 0.441:+.3f} |" in row
+    expected = verdict(differences, "+", 0.895 - 0.441)
+    assert expected.outcome == "underpowered" and expected.power == 0.0  # three seeds: the rule decides nothing
+    assert (f"| 4 | +0.500, +0.750, +0.500 | {expected.cell(digits=3)} | {0.895 - 0.441:+.3f} (Table 3, Acc: "
+            f"vanilla test 0.895 − vanilla uw_0.50 0.441) | {expected.seeds_for_power} (") in row
 
 
 def test_lee_ensemble_is_the_mean_softmax_of_every_seeds_kept_logits(lee, tmp_path):
@@ -201,7 +273,77 @@ def test_lee_check_fails_when_a_kept_prediction_changes(lee, tmp_path, monkeypat
     with gzip.open(path, "wt") as out:
         out.write("".join(json.dumps(row) + "\n" for row in rows))
     monkeypatch.setattr(lee, "CPU", tmp_path / "cpu")
-    assert lee.main(["--check"]) == 1
+    assert lee.main(["--check"]) == 2  # its checksum
+    assert lee.main(["--checksums"]) == 0
+    assert lee.main(["--check"]) == 2  # with the checksums rewritten: the metrics of results.json
+
+
+@pytest.fixture
+def lee_copy(lee, tmp_path, monkeypatch):
+    """The committed run and report copied to ``tmp_path`` with the generator pointed at them."""
+    import shutil
+
+    shutil.copytree(lee.CPU, tmp_path / "cpu")
+    shutil.copyfile(lee.REPORT, tmp_path / "reproduction_lee.md")
+    monkeypatch.setattr(lee, "CPU", tmp_path / "cpu")
+    monkeypatch.setattr(lee, "REPORT", tmp_path / "reproduction_lee.md")
+    assert lee.main(["--check"]) == 0
+    return tmp_path
+
+
+def edit_json(path: Path, change) -> None:
+    import json
+
+    value = json.loads(path.read_text(encoding="utf-8"))
+    change(value)
+    path.write_text(json.dumps(value, indent=1), encoding="utf-8")
+
+
+def test_lee_check_fails_when_a_status_sentence_with_a_number_changes(lee, lee_copy, capsys):
+    report = lee_copy / "reproduction_lee.md"
+    text = report.read_text(encoding="utf-8")
+    status = text.split("(status): begin -->\n")[1].split("<!--")[0]
+    for old, new in (("12 underpowered", "12 reproduced"), ("about 29 CPU hours", "about 2 CPU hours")):
+        assert old in status
+        report.write_text(text.replace(old, new, 1), encoding="utf-8")
+        assert lee.main(["--check"]) == 1
+    report.write_text(text.replace("**15 equal-width bins**", "**10 equal-width bins**"), encoding="utf-8")
+    assert lee.main(["--check"]) == 2 and "ECE with **15 equal-width bins**" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("relative, change", [
+    ("seed_1/vanilla/results.json", lambda v: v["results"]["uw_0.50"].update({"recall@1": 0.5})),
+    ("seed_0/dropout/run.json", lambda v: v["run"].update({"method": "vanilla"})),
+    ("seed_2/train.json", lambda v: v.update({"cpu_seconds": 1.0})),
+    ("seed_0/vanilla_temperature.json", lambda v: v.update({"command": ["python", "seed_9"]})),
+    ("labels.json", lambda v: v["uw_0.50"].update({next(iter(v["uw_0.50"])): 9})),
+])
+def test_lee_check_fails_when_a_committed_run_file_changes(lee, lee_copy, capsys, relative, change):
+    edit_json(lee_copy / "cpu" / relative, change)
+    assert lee.main(["--check"]) == 2  # the checksum
+    assert capsys.readouterr().err.count("\n") == 1
+    assert lee.main(["--checksums"]) == 0
+    assert lee.main(["--check"]) != 0  # the file's content: a mismatch, or a report that differs
+
+
+def test_lee_check_fails_when_the_checksums_change(lee, lee_copy):
+    manifest = lee_copy / "cpu" / "sha256.json"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert lee.main(["--check"]) == 1  # its digest is in the status paragraph
+
+
+def test_lee_missing_seed_or_truncated_gz_is_a_one_line_error(lee, lee_copy, capsys):
+    import shutil
+
+    path = lee_copy / "cpu" / "seed_2" / "vanilla" / "sr_2.jsonl.gz"
+    path.write_bytes(path.read_bytes()[:200])
+    assert lee.main(["--check"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "sr_2.jsonl.gz: truncated or corrupt gzip" in error
+    shutil.rmtree(lee_copy / "cpu" / "seed_2")
+    assert lee.main(["--check"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "seed_2" in error and "missing" in error
 
 
 def test_lee_collect_without_a_run_folder_is_a_one_line_error(tmp_path, capsys):

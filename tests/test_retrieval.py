@@ -202,8 +202,10 @@ def test_real_env_table_counts_precision_repetitions_and_applies_the_rule(han, t
     assert "| baseline | 36.2 ± 0.9 | 37.5 ± 17.7 | 62.5 ± 17.7 % |" in text
     assert "| +deb | 36.5 ± 0.6 | 75.0 ± 0.0 | 25.0 ± 0.0 % |" in text
     assert "| retrieved candidates that repeat a context turn | 50.0 % |" in text
-    expected = verdict([50.0, 25.0], "+").cell()
-    assert f"| +deb − baseline | +0.3 | +50.0 / +25.0 | +37.5 [" in text and expected in text
+    expected = verdict([50.0, 25.0], "+", 36.5 - 36.2)
+    assert expected.outcome == "underpowered"  # two seeds: the rule decides nothing
+    assert "| +deb − baseline | +0.3 (+deb 36.5 − baseline 36.2) | +50.0 / +25.0 | +37.5 [" in text
+    assert f"| {expected.cell()} |" in text
 
 
 def test_rerank_scores_the_candidates_with_a_trained_model_and_refuses_a_misnamed_one(han, bi_encoder, tmp_path):

@@ -7,8 +7,19 @@ from scipy.stats import t
 
 from dialshift.errors import DialshiftError
 from dialshift.verdict_simulation import BOUNDED, false_decisions
-from dialshift.verdicts import (ABSENT, CONTRADICTED, NOT_DECIDABLE, REPRODUCED, STRONGER, UNDERPOWERED, WEAKER,
-                                interval, paired_differences, seeds_for, verdict)
+from dialshift.verdicts import (
+    ABSENT,
+    CONTRADICTED,
+    NOT_DECIDABLE,
+    REPRODUCED,
+    STRONGER,
+    UNDERPOWERED,
+    WEAKER,
+    interval,
+    paired_differences,
+    seeds_for,
+    verdict,
+)
 
 DROPS = [0.12, 0.15, 0.14, 0.13, 0.16, 0.11, 0.14, 0.13]
 
@@ -117,3 +128,14 @@ def test_paired_differences_and_bad_input():
         verdict([1.0, 2.0], "+", -0.5)
     with pytest.raises(DialshiftError, match="finite number"):
         verdict([1.0, 2.0], "+", float("inf"))
+
+
+def test_docs_verdicts_md_holds_what_the_benchmark_renders(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "verdicts.py"), "--check"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -5,11 +5,15 @@
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...]  # collect
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
+    python docs/reproduction_han/make_tables.py --checksums   # after --run / --rerank: rewrite the sha256.json files
 
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
-paired differences between two variants, 95 % t interval across seeds; the paper's direction is the sign of its own
-difference). With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
+paired differences between two variants, weighed against the paper's own difference, with the power and the seeds
+for power 0.8), and the status paragraph, whose every number is rendered from these tables. ``--check`` first
+verifies the committed files: ``runs/sha256.json`` and ``real_env/sha256.json`` (whose digests the status paragraph
+shows), each run's ``run.json`` and ``command.json`` against its folder, and each ``results.json`` against the kept
+predictions. With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
 ``trainers/debias.py --predictions`` (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json`` in each, and
 the runner's ``DIR/command.json``) are copied into ``runs/`` with the gold candidates from ``--dataset``. A variant
 with several seeds is shown as mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are
@@ -29,6 +33,7 @@ often the chosen response repeats a context turn, and the verdicts on the paper'
 import argparse
 import gzip
 import json
+import math
 import os
 import resource
 import subprocess
@@ -39,9 +44,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import bootstrap
 
-from dialshift import reports
+from dialshift import reports, run_files
 from dialshift.across_seeds import mean_sd
-from dialshift.verdicts import verdict
+from dialshift.errors import DialshiftError
+from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, OUTCOMES, verdict
 
 TYPES = ["repetition", "negation", "tense", "subject_object", "lexical_contradiction", "interrogative_word", "topic"]
 TYPE_NAMES = {"repetition": "Repetition", "negation": "Negation", "tense": "Tense", "subject_object": "Subject-Object",
@@ -86,10 +92,11 @@ def paired(a: dict, b: dict, ids=None) -> dict:
 
 
 def read_text(path: Path) -> str:
-    """A predictions file, or its gzip-compressed copy (``PATH.gz``) as committed under ``runs/``."""
+    """A predictions file, or its gzip-compressed copy (``PATH.gz``) as committed under ``runs/`` (a one-line error
+    when it is missing, truncated or corrupt)."""
     if path.exists():
         return path.read_text(encoding="utf-8")
-    return gzip.decompress(path.with_name(path.name + ".gz").read_bytes()).decode("utf-8")
+    return run_files.read_gzip_text(path.with_name(path.name + ".gz"))
 
 
 def dataset_labels(dataset) -> dict:
@@ -155,7 +162,7 @@ def from_predictions(labels: dict, runs: dict) -> dict:
     for name, folders in runs.items():
         seeds = []
         for folder in map(Path, folders):
-            adv, chit = (json.loads((folder / config / "results.json").read_text()) for config in labels)
+            adv, chit = (run_files.read_json(folder / config / "results.json") for config in labels)
             a, c = adv["results"]["kor_adv"], chit["results"]["kor_chitchat"]
             seeds.append({"in_domain": 100 * c["recall@1"], "adversarial": 100 * a["accuracy"],
                           "adversarial_ece": a.get("ece"), "types": {t: 100 * a[f"accuracy/{t}"] for t in TYPES},
@@ -228,6 +235,7 @@ def render(data: dict) -> list[str]:
 #: The paper's findings: (text, variant a, variant b, quantity, the paper's a - b in points). The direction the rule
 #: tests is the sign of the paper's difference (Tables 3 and 4, means over 10 seeds).
 FINDINGS = [
+    ("UMS raises adversarial P@1 on the baseline", "+UMS", "baseline", "adversarial", 42.9 - 39.4),
     ("Debiasing raises adversarial P@1 on the baseline", "+deb", "baseline", "adversarial", 43.5 - 39.4),
     ("Debiasing raises adversarial P@1 on UMS", "+UMS+deb", "+UMS", "adversarial", 47.2 - 42.9),
     ("The gain is large on Repetition (baseline)", "+deb", "baseline", "repetition", 26.2 - 12.9),
@@ -244,17 +252,75 @@ def seed_values(data: dict, name: str, quantity: str) -> list[float]:
     return [s["types"][quantity] if quantity in TYPES else s[quantity] for s in seeds]
 
 
-def verdict_lines(data: dict) -> list[str]:
-    """One row per finding: the per-seed differences (seed i of a minus seed i of b), their mean, 95 % t interval and
-    the verdict of :mod:`dialshift.verdicts`."""
-    lines = ["| finding (paper, a − b in points) | ours: per-seed a − b | verdict by the rule (mean [95 % t "
-             "interval], seeds) |", "|---|---|---|"]
+def paper_cell(name: str, quantity: str) -> float:
+    """The paper's value of ``quantity`` for a variant (Table 3: in-domain, adversarial; Table 4: a type)."""
+    if quantity in TYPES:
+        return PAPER_TABLE4[name][TYPES.index(quantity)]
+    return float(PAPER_TABLE3[name][0 if quantity == "in_domain" else 1].split()[0])
+
+
+def citation(a: str, b: str, quantity: str) -> str:
+    table = 4 if quantity in TYPES else 3
+    column = TYPE_NAMES.get(quantity, quantity.replace("_", "-"))
+    return f"Table {table}, {column}: {a} {paper_cell(a, quantity):.1f} − {b} {paper_cell(b, quantity):.1f}"
+
+
+Z_POWER = 1.959964 + 0.841621  # two-sided 5 % and power 0.8: the normal approximation's sum of quantiles
+
+
+def cases_for_power(labels: dict, runs: dict, a: str, b: str, quantity: str, paper: float) -> int | None:
+    """The test cases at which case sampling alone gives power 0.8 at the paper's effect (normal approximation,
+    two-sided 5 %), from the spread of the per-case paired differences of correctness (pooled over the seeds)."""
+    config = "kor_chitchat" if quantity == "in_domain" else "kor_adv"
+    variances = []
+    for fa, fb in zip(runs[a], runs[b], strict=True):
+        ca, cb = (correctness(Path(f), config, labels[config]) for f in (fa, fb))
+        ids = [i for i in sorted(set(ca) & set(cb)) if quantity in ("in_domain", "adversarial")
+               or i.startswith(f"koradvmrs-{quantity}-")]
+        if len(ids) < 2:
+            return None
+        variances.append(np.var([100 * (ca[i] - cb[i]) for i in ids], ddof=1))
+    return max(2, math.ceil((Z_POWER * math.sqrt(float(np.mean(variances))) / abs(paper)) ** 2))
+
+
+def run_cpu(runs: dict) -> float:
+    """Mean CPU seconds of one run (training and scoring of one variant and seed), from the ``command.json`` files."""
+    return float(np.mean([run_files.read_json(Path(f) / "command.json")["cpu_seconds"]
+                          for folders in runs.values() for f in folders]))
+
+
+def finding_results(data: dict, labels: dict, runs: dict) -> list[dict]:
+    """Per finding: the per-seed differences (seed i of a minus seed i of b), the verdict with the paper's value, and
+    the cases for power 0.8."""
+    results = []
     for text, a, b, quantity, paper in FINDINGS:
         differences = [x - y for x, y in zip(seed_values(data, a, quantity), seed_values(data, b, quantity),
                                              strict=True)]
-        result = verdict(differences, "+" if paper > 0 else "-")
-        lines.append(f"| {text} ({a} − {b}: {paper:+.1f}) | {' / '.join(f'{d:+.1f}' for d in differences)} | "
-                     f"{result.cell()} |")
+        results.append({"text": text, "a": a, "b": b, "quantity": quantity, "paper": paper,
+                        "differences": differences, "verdict": verdict(differences, "+" if paper > 0 else "-", paper),
+                        "citation": citation(a, b, quantity),
+                        "cases": cases_for_power(labels, runs, a, b, quantity, paper)})
+    return results
+
+
+def seeds_cell(v, per_seed_cpu: float) -> str:
+    """Seeds for power 0.8 and the CPU minutes of the missing ones (two variants per seed)."""
+    if v.seeds_for_power is None:
+        return f"> {MAX_SEEDS:,}" if v.power is not None else "–"
+    return f"{v.seeds_for_power} ({max(0, v.seeds_for_power - v.seeds) * 2 * per_seed_cpu / 60:,.0f})"
+
+
+def verdict_lines(results: list[dict], per_seed_cpu: float) -> list[str]:
+    """One row per finding: the per-seed differences, the verdict of :mod:`dialshift.verdicts` with the paper's value
+    and power, the seeds and cases for power 0.8."""
+    lines = ["| finding (paper, a − b in points) | ours: per-seed a − b | verdict by the rule (mean [interval], seeds; "
+             "paper; power) | the paper's value (table, cells) | seeds for power 0.8 (CPU minutes to add them) | "
+             "cases for power 0.8 |", "|---|---|---|---|---|---:|"]
+    for r in results:
+        cases = "–" if r["cases"] is None else f"{r['cases']:,}"
+        lines.append(f"| {r['text']} ({r['a']} − {r['b']}: {r['paper']:+.1f}) | "
+                     f"{' / '.join(f'{d:+.1f}' for d in r['differences'])} | {r['verdict'].cell()} | "
+                     f"{r['paper']:+.1f} ({r['citation']}) | {seeds_cell(r['verdict'], per_seed_cpu)} | {cases} |")
     return lines
 
 
@@ -313,17 +379,21 @@ def rerank(dataset, models: list[tuple[str, str]], folder: Path = REAL_ENV, batc
     return written
 
 
-def real_env_runs(folder: Path = REAL_ENV) -> dict[str, list[dict]]:
+def real_env_runs(folder: Path | None = None) -> dict[str, list[dict]]:
     """``{variant: [{"seed", "scores": {id: [...]}, "run", "command"}]}`` of the committed re-rankings, seeds in
     order."""
+    folder = REAL_ENV if folder is None else folder
     runs: dict[str, list[dict]] = {}
     for run in sorted((folder / "rerank").glob("*/run.json")):
-        description = json.loads(run.read_text(encoding="utf-8"))
-        lines = gzip.decompress((run.parent / "predictions.jsonl.gz").read_bytes()).decode().splitlines()
+        description = run_files.read_json(run)
+        if run.parent.name != f"{description.get('variant')}-seed{description.get('seed')}":
+            raise DialshiftError(f"{run}: describes {description.get('variant')!r} seed {description.get('seed')!r}, "
+                                 f"not the folder's {run.parent.name}")
+        rows = run_files.read_jsonl_gz(run.parent / "predictions.jsonl.gz")
         runs.setdefault(description["variant"], []).append({
             "seed": description["seed"], "run": description,
-            "command": json.loads((run.parent / "command.json").read_text(encoding="utf-8")),
-            "scores": {row["id"]: row["scores"] for row in map(json.loads, lines)}})
+            "command": run_files.read_json(run.parent / "command.json"),
+            "scores": {row["id"]: row["scores"] for row in rows}})
     return {name: sorted(runs[name], key=lambda r: r["seed"]) for name in VARIANTS if name in runs}
 
 
@@ -332,11 +402,13 @@ def chosen(scores: dict, candidates: dict) -> dict[str, int]:
     return {i: int(np.argmax(scores[i])) for i in candidates}
 
 
-def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
-    """The retrieval's summary, the real-environment table beside the paper's, paired differences and verdicts."""
-    summary = json.loads((folder / "run.json").read_text(encoding="utf-8"))["retrieval"]
-    rows = {row["id"]: row for row in map(json.loads, gzip.decompress(
-        (folder / "candidates.jsonl.gz").read_bytes()).decode().splitlines())}
+def real_env_lines(folder: Path | None = None, found: dict | None = None) -> list[str]:
+    """The retrieval's summary, the real-environment table beside the paper's, paired differences and verdicts
+    (each comparison's ``(per-seed differences, Verdict)`` also put in ``found``)."""
+    found = {} if found is None else found
+    folder = REAL_ENV if folder is None else folder
+    summary = run_files.read_json(folder / "run.json")["retrieval"]
+    rows = {row["id"]: row for row in run_files.read_jsonl_gz(folder / "candidates.jsonl.gz")}
     runs = real_env_runs(folder)
     ranks = np.array([row["gold_pool_rank"] for row in rows.values()])
     k, n = summary["k"], len(rows)
@@ -378,16 +450,22 @@ def real_env_lines(folder: Path = REAL_ENV) -> list[str]:
                      f"{mean_sd(validation)} | {', '.join(str(seed['seed']) for seed in seeds)} |")
     pairs = [(a, b) for a, b in COMPARISONS + [("+UMS+deb", "+deb")] if a in runs and b in runs]
     if pairs:
-        lines += ["", "| comparison | paper (points) | ours per seed | paired over contexts, seeds averaged (95 % "
-                      "bootstrap) | verdict by the rule (mean [95 % t interval], seeds) |", "|---|---:|---|---:|---|"]
+        lines += ["", "| comparison | paper (points, Table 3 Real Env.) | ours per seed | paired over contexts, seeds "
+                      "averaged (95 % bootstrap) | verdict by the rule (mean [interval], seeds; paper; power) | seeds "
+                      "for power 0.8 (CPU minutes to add them) |", "|---:|---:|---|---:|---|---|"]
+    per_seed_cpu = float(np.mean([(seed["command"].get("training") or {}).get("cpu_seconds", 0.0)
+                                  + seed["command"]["cpu_seconds"] for seeds in runs.values() for seed in seeds]))
     for a, b in pairs:
         paper = float(PAPER_REAL_ENV[a].split()[0]) - float(PAPER_REAL_ENV[b].split()[0])
         common = min(len(per_seed[a]), len(per_seed[b]))
         differences = [x - y for x, y in zip(per_seed[a][:common], per_seed[b][:common], strict=True)]
         case = paired(per_case[a], per_case[b])
-        lines.append(f"| {a} − {b} | {paper:+.1f} | {' / '.join(f'{d:+.1f}' for d in differences)} | "
-                     f"{case['difference']:+.1f} [{case['low']:+.1f}, {case['high']:+.1f}] | "
-                     f"{verdict(differences, '+' if paper > 0 else '-').cell()} |")
+        result = verdict(differences, "+" if paper > 0 else "-", paper)
+        found[f"{a} − {b}"] = (differences, result)
+        lines.append(f"| {a} − {b} | {paper:+.1f} ({a} {PAPER_REAL_ENV[a].split()[0]} − {b} "
+                     f"{PAPER_REAL_ENV[b].split()[0]}) | {' / '.join(f'{d:+.1f}' for d in differences)} | "
+                     f"{case['difference']:+.1f} [{case['low']:+.1f}, {case['high']:+.1f}] | {result.cell()} | "
+                     f"{seeds_cell(result, per_seed_cpu)} |")
     lines += ["", "| run | training commit | training threads, CPU s | re-ranking commit | re-ranking CPU s |",
               "|---|---|---|---|---:|"]
     for name, seeds in runs.items():
@@ -405,14 +483,152 @@ def splice(report: str, name: str, lines: list[str]) -> str:
                                                                             f"({name})"), REPORT)
 
 
+def check_runs(labels: dict, runs: dict) -> dict:
+    """Check the committed files against themselves: every file of ``runs/`` and ``real_env/`` against their
+    ``sha256.json``, each run's ``run.json`` and ``command.json`` against its folder (variant, seed, flags), and the
+    P@1 of every ``results.json`` against the kept predictions. A one-line error on the first mismatch; else
+    ``{folder name: (files checked, the checksums file's digest)}``."""
+    digests = {}
+    for root in (RUNS, REAL_ENV):
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != run_files.MANIFEST)
+        digests[root.name] = (len(files), run_files.verify(root, files))
+    for name, folders in runs.items():
+        for folder in map(Path, folders):
+            seed = int(folder.name.split("_")[1])
+            command = run_files.read_json(folder / "command.json").get("command", [])
+            given = command[command.index("--seed") + 1:][:1] if "--seed" in command else []
+            if given != [str(seed)] or ("--debias" in command) != ("deb" in name) or \
+                    ("--ums" in command) != ("UMS" in name):
+                raise DialshiftError(f"{folder / 'command.json'}: its command is not {name} seed {seed}'s")
+            for config in CONFIGS:
+                described = run_files.read_json(folder / config / "run.json")
+                results = run_files.read_json(folder / config / "results.json")
+                if described.get("run", {}).get("method") != name or described["run"].get("seeds") != [seed] or \
+                        results.get("run") != described["run"]:
+                    raise DialshiftError(f"{folder / config / 'run.json'}: describes {described.get('run')}, not "
+                                         f"{name} seed {seed} as its folder and results.json")
+                correct = correctness(folder, config, labels[config])
+                scored = results["results"][config]
+                key = "accuracy" if config == "kor_adv" else "recall@1"
+                checks = [(key, list(correct))]
+                if config == "kor_adv":
+                    checks += [(f"accuracy/{t}", [i for i in correct if i.startswith(f"koradvmrs-{t}-")])
+                               for t in TYPES]
+                for metric, ids in checks:
+                    ours = float(np.mean([correct[i] for i in ids]))
+                    if abs(ours - scored.get(metric, float("nan"))) > 1e-12 or scored["instances"] != len(correct):
+                        raise DialshiftError(f"{folder / config / 'results.json'}: {metric} is "
+                                             f"{scored.get(metric)!r}; the kept predictions give {ours!r}")
+    return digests
+
+
+def cases_available(labels: dict, quantity: str) -> int:
+    """The test cases a quantity can be measured on: the ``kor_chitchat`` test split (the real-environment
+    retrieval's count) for in-domain, ``kor_adv`` (or its cases of one type) for the adversarial quantities."""
+    if quantity == "in_domain":
+        return int(run_files.read_json(REAL_ENV / "run.json")["retrieval"]["split_instances"])
+    return sum(quantity == "adversarial" or i.startswith(f"koradvmrs-{quantity}-") for i in labels["kor_adv"])
+
+
+def status_lines(results: list[dict], data: dict, seed0: dict, runs: dict, real_env: dict, digests: dict,
+                 per_seed_cpu: float, labels: dict) -> list[str]:
+    """The status paragraph: every count, number and verdict in it rendered from the tables."""
+    commits = sorted({run_files.read_json(Path(f) / "command.json")["commit"][:7] for fs in runs.values()
+                      for f in fs})
+    command = run_files.read_json(Path(runs["baseline"][0]) / "command.json")["command"]
+    rows = int(command[command.index("--max-train-instances") + 1])
+    seeds = sorted({int(Path(f).name.split("_")[1]) for fs in runs.values() for f in fs})
+    adversarial0 = [seed0["table"][name]["adversarial"] for name in VARIANTS]
+    baseline = [s["adversarial"] for s in data["table"]["baseline"]["seeds"]]
+    counts = {outcome: sum(r["verdict"].outcome == outcome for r in results) for outcome in OUTCOMES}
+    needed = sorted(r["verdict"].seeds_for_power for r in results if r["verdict"].seeds_for_power is not None)
+    beyond = sum(r["verdict"].seeds_for_power is None and r["verdict"].power is not None for r in results)
+    unknown = sum(r["verdict"].power is None for r in results)
+    sentences = [
+        f"All {len(VARIANTS)} variants ({', '.join(VARIANTS)}) ran with the same options at seeds "
+        f"{' and '.join(map(str, seeds))}: the same {2 * rows:,} training pairs ({100 * 2 * rows / 500_000:.2f} % of "
+        f"the paper's 500K), one epoch, frozen word embeddings, the same evaluation subsample, one torch thread, code "
+        f"of commit{'s' * (len(commits) > 1)} {', '.join(commits)} (each run's `command.json`), "
+        f"{per_seed_cpu / 60:.1f} CPU minutes per run.",
+        f"At seed 0 every variant's adversarial P@1 is within {max(abs(x - 50) for x in adversarial0):.1f} points of "
+        f"chance (50 %): {' / '.join(f'{x:.1f}' for x in adversarial0)} %, and the baseline alone moves "
+        f"{abs(baseline[0] - baseline[1]):.1f} points between its two seeds.",
+        f"By the rule of `dialshift.verdicts` ([verdicts.md](verdicts.md)), which decides nothing below {MIN_SEEDS} "
+        f"seeds, the {len(results)} findings on Tables 3-4 are: "
+        f"{', '.join(f'{n} {outcome}' for outcome, n in counts.items() if n)}, UMS's adversarial gain included.",
+        "Power 0.8 at the paper's effects and our spread across seeds needs "
+        + (f"{needed[0]}-{needed[-1]} seeds per variant for {plural(len(needed), 'finding')}" if needed else
+           "no seed count the rule can compute")
+        + (f", more than {MAX_SEEDS:,} for {beyond}" if beyond else "")
+        + (f", and cannot be computed for {unknown} (per-seed differences without spread)" if unknown else "")
+        + f", at {2 * per_seed_cpu / 60:.1f} CPU minutes per seed of a two-variant comparison"
+        + (f", so the cheapest decidable finding costs {max(0, needed[0] - len(seeds)) * 2 * per_seed_cpu / 60:,.0f} "
+           f"CPU minutes more and the dearest ({needed[-1]} seeds) "
+           f"{max(0, needed[-1] - len(seeds)) * 2 * per_seed_cpu / 3600:,.0f} CPU hours" if needed else "") + ".",
+    ]
+    available = {r["text"]: cases_available(labels, r["quantity"]) for r in results}
+    short = [r for r in results if r["cases"] is not None and r["cases"] > available[r["text"]]]
+    if short:
+        sentences.append(
+            f"Case sampling alone limits {plural(len(short), 'finding')} further: "
+            + "; ".join(f"\"{r['text']}\" needs {r['cases']:,} test cases where the set holds "
+                        f"{available[r['text']]:,}" for r in short)
+            + " (every seed scores the same cases, so a verdict across seeds would hold for these cases only).")
+    for key, (_, result) in real_env.items():
+        sentences.append(f"The real-environment proxy (an e5 bi-encoder's top 10 over every `kor_chitchat` "
+                         f"utterance plus the gold, no human raters) gives {key} = {result.mean:+.1f} points of "
+                         f"Precision@1 over {plural(result.seeds, 'seed')} where the paper has {result.paper:+.1f}: "
+                         f"{result.outcome} (power {result.power:.2f}).")
+    sentences.append("`make_tables.py --check` verifies " + " and ".join(
+        f"the {n} files of `{name}/` against its `sha256.json` (digest `{digest}`)" for name, (n, digest)
+        in digests.items()) + ", and every run's P@1 in `results.json` against its kept predictions.")
+    return [" ".join(sentences)]
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def seed0_lines(seed0: dict, results: list[dict]) -> list[str]:
+    """What the seed-0 rows show, rendered (one seed decides nothing)."""
+    table = seed0["table"]
+    ums = next(r for r in results if r["a"] == "+UMS" and r["b"] == "baseline")
+    adversarial = {name: table[name]["adversarial"] for name in VARIANTS}
+    deb = next(r for r in results if r["a"] == "+deb" and r["b"] == "baseline" and r["quantity"] == "adversarial")
+    shown = " / ".join(f"{adversarial[n]:.1f}" for n in VARIANTS)
+    ums_gain = adversarial["+UMS"] - adversarial["baseline"]
+    deb_gain = adversarial["+deb"] - adversarial["baseline"]
+    return [f"What the four rows show at seed 0: adversarial P@1 {shown} % for {', '.join(VARIANTS)}, so +UMS − "
+            f"baseline is {ums_gain:+.1f} and +deb − baseline {deb_gain:+.1f} points, against the paper's "
+            f"{ums['paper']:+.1f} and {deb['paper']:+.1f}. One seed per variant decides nothing: over both seeds the "
+            f"rule's verdict on UMS's gain is {ums['verdict'].cell()}, and the spread between seeds is larger than "
+            "these differences (the second-seed section)."]
+
+
 def rendered_report() -> str:
     report = REPORT.read_text(encoding="utf-8")
-    labels = json.loads((RUNS / "labels.json").read_text(encoding="utf-8"))
-    blocks = {name: from_predictions(labels, committed_runs(seeds)) for name, seeds in BLOCKS.items()}
+    labels = run_files.read_json(RUNS / "labels.json")
+    all_runs = committed_runs()
+    for name, folders in all_runs.items():
+        found = sorted(int(f.name.split("_")[1]) for f in folders)
+        if any(seed not in found for seeds in BLOCKS.values() for seed in seeds):
+            raise DialshiftError(f"{RUNS / SLUGS[name]}: holds seeds {found}; the report needs seeds "
+                                 f"{sorted({s for seeds in BLOCKS.values() for s in seeds})} of every variant")
+    if set(all_runs) != set(VARIANTS):
+        raise DialshiftError(f"{RUNS}: holds the variants {sorted(all_runs)}; the report needs {list(VARIANTS)}")
+    digests = check_runs(labels, all_runs)
+    runs = {name: committed_runs(seeds) for name, seeds in BLOCKS.items()}
+    blocks = {name: from_predictions(labels, runs[name]) for name in BLOCKS}
     for name, data in blocks.items():
         report = splice(report, name, render(data))
-    report = splice(report, "verdicts", verdict_lines(blocks["two seeds"]))
-    return splice(report, "real environment", real_env_lines())
+    per_seed_cpu = run_cpu(all_runs)
+    results = finding_results(blocks["two seeds"], labels, runs["two seeds"])
+    report = splice(report, "verdicts", verdict_lines(results, per_seed_cpu))
+    real_env: dict = {}
+    report = splice(report, "real environment", real_env_lines(found=real_env))
+    report = splice(report, "seed 0 reading", seed0_lines(blocks["seed 0"], results))
+    return splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
+                                                 real_env, digests, per_seed_cpu, labels))
 
 
 def main(argv=None) -> int:
@@ -423,6 +639,8 @@ def main(argv=None) -> int:
     parser.add_argument("--run", action="append", metavar="NAME=DIR",
                         help="copy these prediction folders (one per seed) into runs/ and print their tables")
     parser.add_argument("--out", default=None, help="with --run: where the copies go (default: runs/)")
+    parser.add_argument("--checksums", action="store_true", help="rewrite runs/sha256.json and real_env/sha256.json "
+                                                                 "from the files there (after --run or --rerank)")
     parser.add_argument("--rerank", action="append", metavar="NAME=MODEL_DIR",
                         help="score real_env/candidates.jsonl.gz with this trainers/debias.py model (NAME: its "
                              "variant, e.g. +deb) into real_env/rerank/")
@@ -432,8 +650,6 @@ def main(argv=None) -> int:
             parser.error("--rerank needs --dataset")
         if not all("=" in item for item in args.rerank):
             parser.error("--rerank: expected NAME=MODEL_DIR")
-        from dialshift.errors import DialshiftError
-
         try:
             for out in rerank(args.dataset, [tuple(item.split("=", 1)) for item in args.rerank]):
                 print(f"wrote {out}")
@@ -450,8 +666,6 @@ def main(argv=None) -> int:
                 parser.error(f"--run {item!r}: expected NAME=DIR")
             name, folder = item.split("=", 1)
             runs.setdefault(name, []).append(folder)
-        from dialshift.errors import DialshiftError
-
         try:
             out = Path(args.out) if args.out else RUNS
             copied = collect(args.dataset, runs, out)
@@ -460,7 +674,17 @@ def main(argv=None) -> int:
             return 2
         print("\n".join(render(from_predictions(json.loads((out / "labels.json").read_text()), copied))))
         return 0
-    return reports.write_or_check(REPORT, rendered_report(), args.check)
+    try:
+        if args.checksums:
+            for root in (RUNS, REAL_ENV):
+                files = [p for p in root.rglob("*") if p.is_file() and p.name != run_files.MANIFEST]
+                print(f"wrote {run_files.write_manifest(root, files)}")
+            return 0
+        expected = rendered_report()
+    except DialshiftError as error:
+        print(f"make_tables.py: error: {error}", file=sys.stderr)
+        return 2
+    return reports.write_or_check(REPORT, expected, args.check)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ For the build and every finished job of ``OUT`` it writes, under ``cpu/``:
   ``seed_<s>/<method>/run.json`` and ``results.json`` (what ``dialshift evaluate`` wrote) and
   ``seed_<s>/<method>/<config>.jsonl.gz``: the kept predictions, byte for byte the ``.jsonl`` files of the leaderboard
   submission format, gzip-compressed without a timestamp;
-* ``labels.json``: per config, the gold candidate index of every predicted id, read from ``OUT/build``.
+* ``labels.json``: per config, the gold candidate index of every predicted id, read from ``OUT/build``;
+* ``sha256.json``: the SHA-256 of every file above, which ``make_tables.py --check`` verifies.
 """
 
 import gzip
@@ -89,7 +90,10 @@ def main(argv=None) -> int:
     predicted = collect(out)
     (TARGET / "labels.json").write_text(json.dumps(gold_labels(out / "build", predicted), indent=0, sort_keys=True)
                                         + "\n", encoding="utf-8")
-    print(f"collected {sum(1 for _ in TARGET.rglob('*') if _.is_file())} files into {TARGET}")
+    from dialshift.run_files import write_manifest
+
+    write_manifest(TARGET, sorted(path for path in TARGET.rglob("*") if path.is_file()))
+    print(f"collected {sum(1 for _ in TARGET.rglob('*') if _.is_file())} files into {TARGET} (checksums: sha256.json)")
     return 0
 
 

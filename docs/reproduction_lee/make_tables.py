@@ -4,30 +4,46 @@
     python docs/reproduction_lee/make_tables.py            # rewrite the generated part of the report
     python docs/reproduction_lee/make_tables.py --check    # exit 1 when the report is not what this generates
     python docs/reproduction_lee/make_tables.py --context-turns DATASET   # recompute context_turns.json
+    python docs/reproduction_lee/make_tables.py --checksums   # rewrite cpu/sha256.json (collect.py also writes it)
 
 The CPU run on the current build (``run_all.sh``, copied by ``collect.py`` into ``cpu/``): per ranker seed the
 kept predictions of every method and config, the ranker's metadata and each job's ``command.json``. From them it
 computes Acc = R@1/10, Brier and ECE (:mod:`dialshift.metrics`, as ``dialshift score`` does) per seed, method and
 config, the ensemble of every seed's ranker from their kept logits, and every finding's verdict by
-:mod:`dialshift.verdicts` on per-seed differences measured on the ids both sides hold. The earlier run (dialshift
+:mod:`dialshift.verdicts` on per-seed differences measured on the ids both sides hold, weighed against the paper's
+value (Tables 3-7), with its power, the seeds and instances for power 0.8 and their CPU cost, and the status
+paragraph, whose every number is rendered from them. It first verifies the run: ``cpu/sha256.json`` (its digest is in
+the status paragraph), each ``run.json`` and ``command.json`` against its folder, each ``results.json`` against the
+kept predictions. The earlier run (dialshift
 0.1) left only ``results_n25.md`` and ``results_n150.md`` (the ``results.md`` of ``dialshift evaluate``: one ranker,
 no predictions); their tables are rendered beside the paper's, without verdicts. ``context_turns.json`` (from a
 DailyDialog build, by ``--context-turns``) gives each config's mean context length on its whole test split and on
 the `dailydialog` test contexts with the same ids: the length confound of the UW/KW comparisons.
 """
 
-import gzip
 import json
+import math
 import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from dialshift import reports
+from dialshift import reports, run_files
+from dialshift.errors import DialshiftError
 from dialshift.metrics import brier, ece, recall_at_k
 from dialshift.models.uncertainty import predictive
-from dialshift.verdicts import interval, verdict
+from dialshift.verdicts import (
+    MARGIN,
+    MAX_SEEDS,
+    MEDIAN_CONFIDENCE,
+    MIN_SEEDS,
+    NOT_DECIDABLE,
+    OUTCOMES,
+    T_CONFIDENCE,
+    interval,
+    verdict,
+)
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_lee.md"
@@ -146,12 +162,14 @@ def result_tables(n: int, ours: dict) -> list[str]:
 
 
 def read_predictions(path: Path) -> dict:
-    """``{id: (scores, probabilities)}`` of one gzip-compressed predictions file (the submission format)."""
+    """``{id: (scores, probabilities)}`` of one gzip-compressed predictions file (the submission format); a one-line
+    error naming the file when it is missing, truncated or holds a bad row."""
     rows = {}
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
+    for number, row in enumerate(run_files.read_jsonl_gz(path), 1):
+        try:
             rows[row["id"]] = (row["scores"], row["probabilities"])
+        except (KeyError, TypeError):
+            raise DialshiftError(f"{path}: line {number} lacks id, scores or probabilities") from None
     return rows
 
 
@@ -159,9 +177,9 @@ def load_run(root: Path) -> dict:
     """The collected CPU run in ``root``: ``{"build": command, "labels": {config: {id: gold}}, "seeds": {seed: {"ranker",
     "train", "jobs": {job: command}, "methods": {method: {"run", "results", "predictions": {config: {id: ...}}}}}}}``
     plus the ``ensemble`` of every seed's vanilla logits and the ``ece_bins`` the results were scored with."""
-    def read(path):
-        return json.loads(path.read_text(encoding="utf-8"))
-
+    read = run_files.read_json
+    if not (root / "labels.json").is_file():
+        raise DialshiftError(f"{root}: no labels.json: not a run folder collected by collect.py")
     run = {"build": read(root / "build.json"), "labels": read(root / "labels.json"), "seeds": {}}
     for seed_dir in sorted(root.glob("seed_*"), key=lambda path: int(path.name.removeprefix("seed_"))):
         seed = {"ranker": read(seed_dir / "ranker.json"), "train": read(seed_dir / "train.json"),
@@ -176,6 +194,42 @@ def load_run(root: Path) -> dict:
         run["seeds"][int(seed_dir.name.removeprefix("seed_"))] = seed
     run["ensemble"], run["ece_bins"] = ensemble(run), ece_bins(run)
     return run
+
+
+def read_files(root: Path) -> list[Path]:
+    """Every file of the run folder ``root`` that :func:`load_run` reads (all of it but the checksums)."""
+    return sorted(path for path in root.rglob("*") if path.is_file() and path.name != run_files.MANIFEST)
+
+
+def check_run(run: dict, root: Path) -> str:
+    """Check the committed run against itself: every file's SHA-256 against ``sha256.json``, each ``run.json``
+    against its folder (method, seed) and its ``results.json``, each scoring job's ``command.json`` against its
+    seed, and every metric of each ``results.json`` against the kept predictions it was scored from. A one-line
+    error on the first mismatch; else the checksums file's own digest (rendered in the report)."""
+    digest = run_files.verify(root, read_files(root))
+    for seed, data in run["seeds"].items():
+        for job in ("train", *(name for name in data["jobs"])):
+            command = data[job] if job == "train" else data["jobs"][job]
+            words = json.dumps(command.get("command"))
+            if f"seed_{seed}" not in words:
+                raise DialshiftError(f"{root / f'seed_{seed}' / (job + '.json')}: its command is not seed {seed}'s")
+        for method, found in data["methods"].items():
+            folder = root / f"seed_{seed}" / method
+            described = found["run"].get("run", {})
+            if described.get("method") != method or described.get("seeds") != [seed]:
+                raise DialshiftError(f"{folder / 'run.json'}: describes method {described.get('method')!r}, seeds "
+                                     f"{described.get('seeds')!r}, not {method!r}, [{seed}]")
+            sample = found["results"].get("scoring", {}).get("max_instances")
+            if found["results"].get("run") != described or sample != found["run"]["scoring"]["max_instances"]:
+                raise DialshiftError(f"{folder / 'results.json'}: its run or sample size differs from run.json's")
+            for config, predictions in found["predictions"].items():
+                ours = scores(run, predictions, config, sorted(predictions))
+                theirs = found["results"].get("results", {}).get(config, {})
+                for metric, key in (("Acc", "recall@1"), ("Brier", "brier"), ("ECE", "ece")):
+                    if key not in theirs or abs(ours[metric] - theirs[key]) > 1e-9:
+                        raise DialshiftError(f"{folder / 'results.json'}: {config} {key} is {theirs.get(key)!r}; the "
+                                             f"kept predictions ({config}.jsonl.gz) give {ours[metric]!r}")
+    return digest
 
 
 def ensemble(run: dict) -> dict:
@@ -325,46 +379,227 @@ def uw_length_note() -> str:
             "and carries the confound.")
 
 
-def verdict_rows(run: dict) -> list[str]:
-    lines = ["| finding (paper) | compared (first − second) | paired ids | per-seed differences | verdict by the rule "
-             "(mean [95 % t interval], seeds) | paper | note |", "|---|---|---:|---|---|---:|---|"]
+#: The paper's table of each config family (Tables 3-7); ``dailydialog`` (their "test" row) is in every table.
+PAPER_TABLES = {"uw_imp": 7, "uw": 3, "kw": 5, "ic": 4, "sr": 6}
+#: The paper's training set (DailyDialog train, Lee et al. §3.5) and the instances per ranker here.
+PAPER_TRAIN_INSTANCES = 76052
+PAPER_SEEDS = 5
+Z_POWER = 1.959964 + 0.841621  # two-sided 5 % and power 0.8: the normal approximation's sum of quantiles
+#: The scoring job of each method (``seed_<s>/<job>.json``); the ensemble combines the vanilla logits.
+JOB_OF = {"vanilla": "vanilla_temperature", "temperature": "vanilla_temperature", "ensemble": "vanilla_temperature",
+          "dropout": "dropout"}
+
+
+def paper_table(config: str) -> int:
+    return next((n for prefix, n in PAPER_TABLES.items() if config.startswith(prefix)), 3)
+
+
+def citation(metric: str, first: tuple, second: tuple) -> str:
+    """Where the paper's value of ``first - second`` comes from: tables and cells."""
+    tables = sorted({paper_table(config) for _, config in (first, second) if config != "dailydialog"} or {3})
+    cells = [f"{method} {'test' if config == 'dailydialog' else config} {paper_value(method, config, metric):.3f}"
+             for method, config in (first, second)]
+    return f"Table{'s' * (len(tables) > 1)} {', '.join(map(str, tables))}, {metric}: {cells[0]} − {cells[1]}"
+
+
+def per_instance(run: dict, predictions: dict, config: str, ids, metric: str) -> np.ndarray | None:
+    """Each instance's Acc (1 when the gold candidate's score is strictly the highest: pessimistic ties) or Brier;
+    None for ECE, which is not a mean over instances."""
+    gold = np.asarray([run["labels"][config][i] for i in ids])
+    if metric == "Acc":
+        ranked = np.asarray([predictions[i][0] for i in ids], dtype=np.float64)
+        top = ranked[np.arange(len(ids)), gold]
+        others = np.where(np.arange(ranked.shape[1]) == gold[:, None], -np.inf, ranked)
+        return (top > others.max(axis=1)).astype(float)
+    if metric == "Brier":
+        probabilities = np.asarray([predictions[i][1] for i in ids], dtype=np.float64)
+        return ((probabilities - np.eye(probabilities.shape[1])[gold]) ** 2).sum(axis=1)
+    return None
+
+
+def instances_for_power(run: dict, metric: str, first: tuple, second: tuple, paper: float) -> int | None:
+    """The instances per config at which instance sampling alone gives power 0.8 at the paper's effect (normal
+    approximation, two-sided 5 %), from the spread of the per-instance paired differences (pooled over the seeds);
+    None for ECE or sides that share no instance."""
+    variances = []
+    for seed in run["seeds"]:
+        sides = [predictions_of(run, seed, method) for method, _ in (first, second)]
+        if not all(sides) or first[1] not in sides[0] or second[1] not in sides[1]:
+            continue
+        ids = sorted(set(sides[0][first[1]]) & set(sides[1][second[1]]))
+        values = [per_instance(run, side[config], config, ids, metric)
+                  for side, (_, config) in zip(sides, (first, second), strict=True)]
+        if len(ids) < 2 or values[0] is None:
+            return None
+        variances.append(np.var(values[0] - values[1], ddof=1))
+    if not variances:
+        return None
+    return max(2, math.ceil((Z_POWER * math.sqrt(float(np.mean(variances))) / abs(paper)) ** 2))
+
+
+def finding_results(run: dict) -> list[dict]:
+    """Per finding of :data:`FINDINGS`: its per-seed differences, the paper's value and citation, the verdict (None
+    for a claim of equality or a finding not run), and the instances for power 0.8."""
+    results = []
     for text, metric, first, second, direction, note in FINDINGS:
         differences, shared = paired(run, metric, first, second)
+        paper = paper_value(*first, metric) - paper_value(*second, metric)
+        values = list(differences.values())
+        result = {"text": text, "metric": metric, "first": first, "second": second, "direction": direction,
+                  "note": note, "values": values, "shared": shared, "paper": paper,
+                  "citation": citation(metric, first, second), "verdict": None, "instances": None}
+        if values and direction is not None:
+            result["verdict"] = verdict(values, direction, paper)
+            result["instances"] = instances_for_power(run, metric, first, second, paper) if shared else None
+        results.append(result)
+    return results
+
+
+def job_cpu(run: dict) -> dict:
+    """Mean CPU seconds per seed of each job (``train``, ``vanilla_temperature``, ``dropout``) from ``command.json``."""
+    found: dict[str, list[float]] = {}
+    for data in run["seeds"].values():
+        found.setdefault("train", []).append(data["train"]["cpu_seconds"])
+        for job, command in data["jobs"].items():
+            found.setdefault(job, []).append(command["cpu_seconds"])
+    return {job: float(np.mean(values)) for job, values in found.items()}
+
+
+def seed_cost(run: dict, result: dict) -> float:
+    """CPU seconds of one more seed for a finding: a ranker's training and the scoring jobs of its two sides."""
+    cpu = job_cpu(run)
+    jobs = {JOB_OF[method] for method, _ in (result["first"], result["second"])}
+    return cpu["train"] + sum(cpu.get(job, 0.0) for job in jobs)
+
+
+def verdict_rows(run: dict, results: list[dict]) -> list[str]:
+    lines = ["| finding (paper) | compared (first − second) | paired ids | per-seed differences | verdict by the rule "
+             "(mean [interval], seeds; paper; power) | the paper's value (table, cells) | seeds for power 0.8 "
+             "(CPU minutes to add them here) | instances for power 0.8 | note |",
+             "|---|---|---:|---|---|---|---|---:|---|"]
+    for result in results:
+        metric, first, second = result["metric"], result["first"], result["second"]
         compared = (f"{metric} of {first[0]}: {first[1]} − {second[1]}" if first[0] == second[0] else
                     f"{metric} on {first[1]}: {first[0]} − {second[0]}" if first[1] == second[1] else
                     f"{metric}: {first[0]} {first[1]} − {second[0]} {second[1]}")
-        theirs = paper_value(*first, metric) - paper_value(*second, metric)
-        note = note.replace("uw_len", "*length*: the same contexts, short ones (below)")
-        if not differences:
-            lines.append(f"| {text} | {compared} | – | – | not decidable (not run) | {theirs:+.3f} | {note} |")
+        note = result["note"].replace("uw_len", "*length*: the same contexts, short ones (below)")
+        theirs = f"{result['paper']:+.3f} ({result['citation']})"
+        values = result["values"]
+        if not values:
+            lines.append(f"| {result['text']} | {compared} | – | – | not run | {theirs} | – | – | {note} |")
             continue
-        values = list(differences.values())
-        if direction is None:
+        listed = ", ".join(f"{value:+.3f}" for value in values)
+        v = result["verdict"]
+        if v is None:
             mean, low, high = interval(values)
             bounds = "" if low is None else f" [{low:.3f}, {high:.3f}]"
-            outcome = (f"not decidable (a claim of equality: {mean:.3f}{bounds}, {len(values)} "
+            outcome = (f"{NOT_DECIDABLE} (a claim of equality: {mean:.3f}{bounds}, {len(values)} "
                        f"seed{'s' * (len(values) != 1)})")
+            needed = "–"
         else:
-            outcome = verdict(values, direction).cell(digits=3)
-        listed = ", ".join(f"{value:+.3f}" for value in values)
-        lines.append(f"| {text} | {compared} | {shared or 'none'} | {listed} | {outcome} | {theirs:+.3f} | {note} |")
+            outcome = v.cell(digits=3)
+            if v.seeds_for_power is None:
+                needed = f"> {MAX_SEEDS:,}" if v.power is not None else "–"
+            else:
+                extra = max(0, v.seeds_for_power - v.seeds)
+                needed = f"{v.seeds_for_power} ({extra * seed_cost(run, result) / 60:,.0f})"
+        instances = "–" if result["instances"] is None else f"{result['instances']:,}"
+        lines.append(f"| {result['text']} | {compared} | {result['shared'] or 'none'} | {listed} | {outcome} | "
+                     f"{theirs} | {needed} | {instances} | {note} |")
     return lines
 
 
-def cpu_section() -> list[str]:
-    if not (CPU / "labels.json").is_file():
-        return ["## CPU run on the current build (generated)", "", "No run collected in `reproduction_lee/cpu/`.", ""]
-    run = load_run(CPU)
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def full_scale_cost(run: dict) -> dict:
+    """The arithmetic of running the paper's scale on this CPU, from the jobs' ``command.json``: training CPU grows
+    with the training instances (the same steps of 12), scoring CPU with the scored instances."""
+    cpu = job_cpu(run)
+    train_instances = run["seeds"][min(run["seeds"])]["ranker"]["train_instances"]
+    configs = sorted(run["labels"])
+    per_instance_cpu = cpu["vanilla_temperature"] / sum(len(run["labels"][c]) for c in configs)
+    turns = json.loads(CONTEXT_TURNS.read_text(encoding="utf-8"))
+    full_instances = sum(turns["test" if c == "dailydialog" else c]["rows"] for c in configs
+                         if ("test" if c == "dailydialog" else c) in turns)
+    ratio = PAPER_TRAIN_INSTANCES / train_instances
+    train_hours = cpu["train"] * ratio / 3600
+    score_hours = per_instance_cpu * full_instances / 3600
+    return {"train_instances": train_instances, "ratio": ratio, "train_hours": train_hours,
+            "per_instance": per_instance_cpu, "full_instances": full_instances, "score_hours": score_hours,
+            "configs": len(configs), "total_hours": PAPER_SEEDS * (train_hours + score_hours)}
+
+
+def status_lines(run: dict, results: list[dict], digest: str, files: int) -> list[str]:
+    """The report's status paragraph: every count and number in it rendered from the run and the verdicts."""
+    seeds = sorted(run["seeds"])
+    dropout = sorted(s for s, data in run["seeds"].items() if "dropout" in data["methods"])
+    judged = [r for r in results if r["verdict"] is not None]
+    counts = {outcome: sum(r["verdict"].outcome == outcome for r in judged) for outcome in OUTCOMES}
+    equality = sum(r["direction"] is None for r in results)
+    listed = ", ".join(f"{n} {outcome}" for outcome, n in counts.items() if n)
+    needed = sorted(r["verdict"].seeds_for_power for r in judged if r["verdict"].seeds_for_power is not None)
+    beyond = sum(r["verdict"].seeds_for_power is None and r["verdict"].power is not None for r in judged)
+    at_minimum = sum(n == MIN_SEEDS for n in needed)
+    cpu = job_cpu(run)
+    per_seed_cpu = sum(cpu.values())  # one more seed: its training and every scoring job
+    largest = max((r for r in judged if r["verdict"].seeds_for_power is not None),
+                  key=lambda r: r["verdict"].seeds_for_power, default=None)
+    second = sorted(needed)[-2] if len(needed) > 1 else None
+    cost = full_scale_cost(run)
+    sizes = sorted({len(ids) for ids in run["labels"].values()})
+    sentences = [
+        f"The CPU run on the current build holds rankers of {plural(len(seeds), 'seed')} "
+        f"({', '.join(map(str, seeds))}; MC dropout for {plural(len(dropout), 'seed')}), each trained on "
+        f"{cost['train_instances']:,} instances and scored on {'/'.join(map(str, sizes))} instances per config.",
+        f"By the rule of `dialshift.verdicts` ([verdicts.md](verdicts.md)), which decides nothing below "
+        f"{MIN_SEEDS} seeds, its {len(results)} findings are: {listed}"
+        + (f", and {equality} not decidable (a claim of equality, which the rule cannot test)" if equality else "")
+        + ".",
+        f"At the paper's effect and our spread across seeds, {at_minimum} of the {len(judged)} directional findings "
+        f"would reach power 0.8 with {MIN_SEEDS} seeds"
+        + (f", {len(needed) - at_minimum} need {needed[at_minimum]}-{needed[-1]}" if len(needed) > at_minimum else "")
+        + (f", {beyond} more than {MAX_SEEDS:,}" if beyond else "")
+        + f"; one more seed costs {per_seed_cpu / 60:,.1f} CPU minutes here (training "
+        f"{cpu['train']:,.0f} CPU s and its scoring jobs {per_seed_cpu - cpu['train']:,.0f}), so the "
+        f"{max(0, MIN_SEEDS - len(seeds))} seeds up to {MIN_SEEDS} cost "
+        f"{max(0, MIN_SEEDS - len(seeds)) * per_seed_cpu / 60:,.0f} CPU minutes"
+        + (f" and the {second} that all findings but one need {max(0, second - len(seeds)) * per_seed_cpu / 60:,.0f}"
+           if second and largest and second < largest["verdict"].seeds_for_power else "")
+        + (f", while \"{largest['text']}\" needs {largest['verdict'].seeds_for_power} seeds "
+           f"({max(0, largest['verdict'].seeds_for_power - len(seeds)) * per_seed_cpu / 3600:,.0f} CPU hours: "
+           "it cannot fit)" if largest and largest["verdict"].seeds_for_power > 100 else "") + ".",
+        f"The paper's scale does not fit this CPU: a ranker on the paper's {PAPER_TRAIN_INSTANCES:,} training "
+        f"instances is {cost['ratio']:,.0f} times the {cost['train_instances']:,} here, about "
+        f"{cost['train_hours']:,.0f} CPU hours at the measured {job_cpu(run)['train']:,.0f} CPU s per training, and "
+        f"scoring the {cost['full_instances']:,} test instances of the {cost['configs']} configs takes about "
+        f"{cost['score_hours']:,.1f} CPU hours more at {cost['per_instance']:.2f} CPU s per instance, so "
+        f"{PAPER_SEEDS} rankers need about {cost['total_hours']:,.0f} CPU hours, {cost['total_hours'] / 48:,.1f} "
+        f"days of both cores without any other job; [`full_scale.md`](full_scale.md) plans it on a GPU.",
+        f"`make_tables.py --check` verifies the {files} committed run files against `cpu/sha256.json` (digest "
+        f"`{digest}`) and every metric of each `results.json` against the kept predictions."]
+    return [" ".join(sentences)]
+
+
+def cpu_section(run: dict, results: list[dict]) -> list[str]:
     return ["## CPU run on the current build (generated)", "", *cpu_overview(run), "### Results beside the paper", "",
             *cpu_tables(run), "### Verdicts", "",
-            "By the rule of `dialshift.verdicts`, one rule for the four reports: the paper's direction with a 95 % t "
-            "interval of the per-seed paired differences excluding 0 is reproduced, the opposite direction with such "
-            "an interval not reproduced, anything else not decidable. Each seed's difference is measured on the ids "
-            "both sides hold (`paired ids`). Every seed scores the same instances, so the interval covers the spread "
-            "between rankers, not the sampling of instances (the bootstrap intervals in each `results.json` cover "
-            "that); with few seeds the t interval also rests on roughly normal per-seed differences. \"paper\" is "
-            "the paper's first − second from Tables 3-7 (different instance sets where the configs differ).", "",
-            *verdict_rows(run), "", uw_length_note(), ""]
+            "By the rule of `dialshift.verdicts`, one rule for the four reports ([verdicts.md](verdicts.md)): a value "
+            f"is ruled out when both the {100 * T_CONFIDENCE:.0f} % t interval of the mean per-seed difference and the "
+            f"exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median exclude it (below {MIN_SEEDS} seeds the median's "
+            "interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
+            f"{100 * MARGIN:.0f} % of its size (reproduced, weaker or stronger "
+            "than the paper, contradicted, absent, underpowered). Power is the rule's power to decide the paper's "
+            "direction at the paper's value, our spread across seeds and our number of seeds; \"seeds for power "
+            "0.8\" the fewest that reach it, with the CPU minutes of training and scoring the missing ones on this "
+            "CPU (`command.json`). \"instances for power 0.8\" is the same for the sampling of instances alone "
+            "(per-instance paired differences, normal approximation; not for ECE, which is not a mean over "
+            "instances). Each seed's difference is measured on the ids both sides hold (`paired ids`); every seed "
+            "scores the same instances, so the interval covers the spread between rankers, not the sampling of "
+            "instances. The paper's value is its first − second from Tables 3-7 (different instance sets where "
+            "the configs differ).", "",
+            *verdict_rows(run, results), "", uw_length_note(), ""]
 
 
 def context_turns(dataset: str) -> dict:
@@ -405,8 +640,27 @@ def context_table() -> list[str]:
     return lines + [""]
 
 
-def generate() -> str:
-    lines = cpu_section() + context_table()
+def check_statements(report: str, run: dict) -> None:
+    """The hand-written code-mapping table must state the ECE bins the runs were scored with."""
+    if run["ece_bins"] is not None and f"top-label ECE with **{run['ece_bins']} equal-width bins**" not in report:
+        raise DialshiftError(f"{REPORT}: the code-mapping table must say \"top-label ECE with **{run['ece_bins']} "
+                             f"equal-width bins**\", the bins of the runs' results.json")
+
+
+def generate(report: str) -> str:
+    """The report with its two generated parts (the status paragraph, the tables) rendered from the committed
+    files."""
+    if not (CPU / "labels.json").is_file():
+        status = ["No run collected in `reproduction_lee/cpu/`."]
+        lines = ["## CPU run on the current build (generated)", "", "No run collected in `reproduction_lee/cpu/`.", ""]
+    else:
+        run = load_run(CPU)
+        digest = check_run(run, CPU)
+        check_statements(report, run)
+        results = finding_results(run)
+        status = status_lines(run, results, digest, len(read_files(CPU)))
+        lines = cpu_section(run, results)
+    lines += context_table()
     lines += ["## Earlier run: dialshift 0.1, one ranker, no predictions kept (generated)", "",
               "Each cell: ours / the paper's (Tables 3-7, bert-base-cased on the full data). Ours: one sample of n "
               "instances per config, the seed-0 ranker (vanilla, temperature, MC dropout) and the ensemble; "
@@ -414,17 +668,28 @@ def generate() -> str:
               "gives no interval, so these tables decide no finding.", ""]
     for n, path in RESULTS.items():
         lines += result_tables(n, parse(path))
-    return "\n".join(lines).rstrip("\n") + "\n"
+    report = reports.splice(report, "\n".join(status) + "\n", *reports.markers(f"{GENERATOR} (status)"), REPORT)
+    return reports.splice(report, "\n".join(lines).rstrip("\n") + "\n", *reports.markers(GENERATOR), REPORT)
 
 
 def main(argv=None) -> int:
     parser = reports.argument_parser(__doc__)
     parser.add_argument("--context-turns", metavar="DATASET", help="recompute context_turns.json from a DailyDialog "
                                                                     "build")
+    parser.add_argument("--checksums", action="store_true", help="rewrite cpu/sha256.json from the files there "
+                                                                 "(after collect.py; review the diff)")
     args = parser.parse_args(argv)
     if args.context_turns and reports.write_json(CONTEXT_TURNS, context_turns, args.context_turns):
         return 2
-    return reports.render(REPORT, generate(), GENERATOR, args.check)
+    try:
+        if args.checksums:
+            print(f"wrote {run_files.write_manifest(CPU, read_files(CPU))}")
+            return 0
+        expected = generate(REPORT.read_text(encoding="utf-8"))
+    except DialshiftError as error:
+        print(f"make_tables.py: error: {error}", file=sys.stderr)
+        return 2
+    return reports.write_or_check(REPORT, expected, args.check)
 
 
 if __name__ == "__main__":
