@@ -1,5 +1,7 @@
 """Reading the committed run files of a reproduction report (``docs/reproduction_*/runs/``) so that a table generator
 fails in one line on a damaged file, and fingerprinting them so that its ``--check`` fails when any byte changes.
+JSON and gzip files are read by :mod:`dialshift.run_files`; this module adds ``.npz`` archives, nested fields, the
+``sha256.json`` of files that are not committed, and fingerprints of whole run folders.
 
 A generator computes its tables from some of the files it reads and cross-checks others against them; the files it
 cannot cross-check (command lines, checksums of files that are not committed) are covered by :func:`fingerprint`,
@@ -7,13 +9,13 @@ rendered into the report: the sha256 of every run file, so an altered file no lo
 """
 
 import hashlib
-import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from dialshift.errors import DialshiftError
+from dialshift.run_files import read_json
 
 HEX_DIGEST = frozenset("0123456789abcdef")
 
@@ -24,16 +26,6 @@ class RunFileError(DialshiftError):
     def __init__(self, path, message: str):
         super().__init__(f"{path}: {message}")
         self.path = path
-
-
-def read_json(path: Path, fix: str = "restore it from git or re-run collect.py"):
-    """The JSON value of ``path``; a :class:`RunFileError` naming it when it is missing or not valid JSON."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunFileError(path, f"missing; {fix}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RunFileError(path, f"not readable as JSON ({error}); {fix}") from None
 
 
 def read_npz(path: Path, fix: str = "restore it from git or re-run collect.py") -> dict:
@@ -61,7 +53,7 @@ def field(value, keys: tuple, path: Path):
 def check_digests(path: Path, expected_names, fix: str = "restore it from git or re-run collect.py") -> dict:
     """The ``{file: sha256}`` of a ``sha256.json`` at ``path``, which must list exactly ``expected_names`` (the
     prediction files of the run), each with a 64-digit lower-case hex digest."""
-    digests = read_json(path, fix)
+    digests = read_json(path)
     if not isinstance(digests, dict):
         raise RunFileError(path, f"must map each prediction file to its sha256; {fix}")
     missing, extra = sorted(set(expected_names) - set(digests)), sorted(set(digests) - set(expected_names))

@@ -34,8 +34,9 @@ from dialshift import reports
 from dialshift.across_seeds import mean_sd
 from dialshift.errors import DialshiftError
 from dialshift.metrics.open_world import open_world_f1
-from dialshift.report_inputs import RunFileError, check_digests, field, fingerprint_table, read_json, read_npz
+from dialshift.report_inputs import RunFileError, check_digests, field, fingerprint_table, read_npz
 from dialshift.reports import remembered_verdict as verdict
+from dialshift.run_files import read_json
 from dialshift.verdicts import MIN_SEEDS, OUTCOMES, paired_differences
 
 HERE = Path(__file__).resolve().parent

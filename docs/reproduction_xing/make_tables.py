@@ -24,8 +24,9 @@ import numpy as np
 from dialshift import reports
 from dialshift.across_seeds import MISSING, spread
 from dialshift.errors import DialshiftError
-from dialshift.report_inputs import RunFileError, check_digests, field, fingerprint, read_json, run_files
+from dialshift.report_inputs import RunFileError, check_digests, field, fingerprint, run_files
 from dialshift.reports import remembered_verdict as verdict
+from dialshift.run_files import read_json
 from dialshift.verdicts import MIN_SEEDS, OUTCOMES, paired_differences
 
 HERE = Path(__file__).resolve().parent
@@ -438,7 +439,7 @@ def build(root: Path | None = None) -> tuple[str, dict]:
     found = collect(root)
     if not found:
         raise RunFileError(root or RUNS, "holds no <variant>/seed_<s>/ run folder; run collect.py")
-    unigram = read_json(UNIGRAM, "recompute it with --unigram DATASET")
+    unigram = read_json(UNIGRAM)
     seeds = sorted({len(s) for s in found.values()})
     comparisons, outcomes = comparison_table(found)
     within, more = within_table(found)
