@@ -5,7 +5,7 @@
     python docs/reproduction_han/make_tables.py --check    # exit 1 when the report is not what this renders
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --run baseline=P0 --run +deb=P1 [...]  # collect
     python docs/reproduction_han/make_tables.py --dataset KOR_DS --rerank baseline=MODEL_DIR [...]  # real-env proxy
-    python docs/reproduction_han/make_tables.py --checksums   # after --run / --rerank: rewrite the sha256.json files
+    python docs/reproduction_han/make_tables.py --checksums   # after --rerank: rewrite the sha256.json files
 
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
@@ -15,7 +15,8 @@ verifies the committed files: ``runs/sha256.json`` and ``real_env/sha256.json`` 
 shows), each run's ``run.json`` and ``command.json`` against its folder, and each ``results.json`` against the kept
 predictions. With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
 ``trainers/debias.py --predictions`` (``DIR/kor_adv``, ``DIR/kor_chitchat``, scored: ``results.json`` in each, and
-the runner's ``DIR/command.json``) are copied into ``runs/`` with the gold candidates from ``--dataset``. A variant
+the runner's ``DIR/command.json``) are copied into ``runs/`` with the gold candidates from ``--dataset``, and
+``runs/sha256.json`` is rewritten. A variant
 with several seeds is shown as mean ± sd over its seeds. Paired differences (variant - baseline, +UMS+deb - +UMS) are
 per-case differences of correctness (averaged over a variant's seeds) on the same cases, with a 95 % percentile
 bootstrap interval (scipy, 1,000 resamples, seed 0).
@@ -139,6 +140,7 @@ def collect(dataset, runs: dict, out: Path) -> dict:
             (target / "command.json").write_bytes((folder / "command.json").read_bytes())
             copied.setdefault(name, []).append(target)
     write_json_atomic(out / "labels.json", dataset_labels(dataset))
+    run_files.write_manifest(out, [p for p in out.rglob("*") if p.is_file() and p.name != run_files.MANIFEST])
     return copied
 
 

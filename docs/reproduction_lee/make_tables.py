@@ -531,6 +531,23 @@ def full_scale_cost(run: dict) -> dict:
             "configs": len(configs), "total_hours": PAPER_SEEDS * (train_hours + score_hours)}
 
 
+def instance_sentence(run: dict, judged: list[dict], sizes: list[int], cost: dict) -> str:
+    """How many findings need more scored instances than the run's, and what scoring them costs."""
+    turns = json.loads(CONTEXT_TURNS.read_text(encoding="utf-8"))
+    short = [r for r in judged if r["instances"] is not None and r["instances"] > max(sizes)]
+    if not short:
+        return f"Instance sampling alone reaches power 0.8 within the {max(sizes)} scored instances for every finding."
+    parts = []
+    for r in sorted(short, key=lambda r: r["instances"]):
+        rows = min(turns["test" if c == "dailydialog" else c]["rows"] for _, c in (r["first"], r["second"]))
+        parts.append(f"\"{r['text']}\" {r['instances']:,} (its configs hold {rows:,}"
+                     + (", too few" if r["instances"] > rows else
+                        f"; {2 * r['instances'] * cost['per_instance'] * len(run['seeds']) / 60:,.0f} CPU minutes to "
+                        f"score both sides for {plural(len(run['seeds']), 'seed')}") + ")")
+    return (f"Instance sampling alone needs more than the {max(sizes)} scored instances per config for "
+            f"{plural(len(short), 'finding')}: " + "; ".join(parts) + ".")
+
+
 def status_lines(run: dict, results: list[dict], digest: str, files: int) -> list[str]:
     """The report's status paragraph: every count and number in it rendered from the run and the verdicts."""
     seeds = sorted(run["seeds"])
@@ -570,6 +587,7 @@ def status_lines(run: dict, results: list[dict], digest: str, files: int) -> lis
         + (f", while \"{largest['text']}\" needs {largest['verdict'].seeds_for_power} seeds "
            f"({max(0, largest['verdict'].seeds_for_power - len(seeds)) * per_seed_cpu / 3600:,.0f} CPU hours: "
            "it cannot fit)" if largest and largest["verdict"].seeds_for_power > 100 else "") + ".",
+        instance_sentence(run, judged, sizes, cost),
         f"The paper's scale does not fit this CPU: a ranker on the paper's {PAPER_TRAIN_INSTANCES:,} training "
         f"instances is {cost['ratio']:,.0f} times the {cost['train_instances']:,} here, about "
         f"{cost['train_hours']:,.0f} CPU hours at the measured {job_cpu(run)['train']:,.0f} CPU s per training, and "
@@ -587,8 +605,8 @@ def cpu_section(run: dict, results: list[dict]) -> list[str]:
             *cpu_tables(run), "### Verdicts", "",
             "By the rule of `dialshift.verdicts`, one rule for the four reports ([verdicts.md](verdicts.md)): a value "
             f"is ruled out when both the {100 * T_CONFIDENCE:.0f} % t interval of the mean per-seed difference and the "
-            f"exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median exclude it (below {MIN_SEEDS} seeds the median's "
-            "interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
+            f"exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median exclude it (below {MIN_SEEDS} seeds the "
+            "median's interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
             f"{100 * MARGIN:.0f} % of its size (reproduced, weaker or stronger "
             "than the paper, contradicted, absent, underpowered). Power is the rule's power to decide the paper's "
             "direction at the paper's value, our spread across seeds and our number of seeds; \"seeds for power "
