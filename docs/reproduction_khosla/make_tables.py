@@ -527,6 +527,8 @@ def table_a3(root: Path = RUNS) -> list[str]:
     if not paths:
         return ["### Table A3: not run (Maha on CLINC14-COV, seed 2)", ""]
     data = read_json(paths[0])
+    for key in ("build", "config", "method", "seed", "per_outcome", "rows"):
+        field(data, (key,), paths[0])
     lines = [f"### Table A3 ({benchmark_name(data['build'], data['config'])}, {LABELS[data['method']]}, seed "
              f"{data['seed']})", "",
              f"Up to {data['per_outcome']} correctly (✓) and {data['per_outcome']} incorrectly (✗, with the predicted "
