@@ -767,11 +767,18 @@ def status():
     return load(DOCS / "make_status.py")
 
 
+@pytest.fixture(scope="module")
+def status_found(status):
+    """The four reports' summaries, computed once (Lee's and Han's from their generators)."""
+    return status.summaries()
+
+
 def test_readme_status_and_khosla_cost_are_what_make_status_renders(status):
     assert status.main(["--check"]) == 0
 
 
-def status_copy(status, tmp_path, monkeypatch) -> tuple[Path, Path]:
+def status_copy(status, status_found, tmp_path, monkeypatch) -> tuple[Path, Path]:
+    monkeypatch.setattr(status, "summaries", lambda: status_found)
     readme, full_scale = tmp_path / "README.md", tmp_path / "full_scale.md"
     readme.write_text(status.README.read_text(encoding="utf-8"), encoding="utf-8")
     full_scale.write_text(status.FULL_SCALE.read_text(encoding="utf-8"), encoding="utf-8")
@@ -781,11 +788,12 @@ def status_copy(status, tmp_path, monkeypatch) -> tuple[Path, Path]:
     return readme, full_scale
 
 
-def test_make_status_check_fails_when_a_number_of_the_status_paragraph_changes(status, tmp_path, monkeypatch):
-    """Each number of the paragraph is rendered: change any one (here each in turn) and --check fails."""
+def test_make_status_check_fails_when_a_number_of_the_status_paragraph_changes(status, status_found, tmp_path,
+                                                                                monkeypatch):
+    """Each number of the paragraph is rendered: change any one (here every seventh in turn) and --check fails."""
     import re
 
-    readme, _ = status_copy(status, tmp_path, monkeypatch)
+    readme, _ = status_copy(status, status_found, tmp_path, monkeypatch)
     original = readme.read_text(encoding="utf-8")
     begin, end = status.markers("status")
     paragraph = original.split(begin)[1].split(end)[0]
@@ -798,8 +806,8 @@ def test_make_status_check_fails_when_a_number_of_the_status_paragraph_changes(s
         assert status.main(["--check"]) == 1, match.group()
 
 
-def test_make_status_check_fails_when_the_khosla_cost_changes(status, tmp_path, monkeypatch):
-    _, full_scale = status_copy(status, tmp_path, monkeypatch)
+def test_make_status_check_fails_when_the_khosla_cost_changes(status, status_found, tmp_path, monkeypatch):
+    _, full_scale = status_copy(status, status_found, tmp_path, monkeypatch)
     text = full_scale.read_text(encoding="utf-8")
     khosla = json.loads((DOCS / "reproduction_khosla" / "summary.json").read_text(encoding="utf-8"))
     sentence = f"the {khosla['cost']['runs']} seed-runs"
@@ -819,6 +827,26 @@ def test_make_status_renders_each_summary_s_counts(status, tmp_path):
     paragraph = status.status_paragraph({"lee": summary, "xing": None})
     assert "Over the 1 reports with a summary: 5 verdict cells, 3 reproduced, 2 absent." in paragraph
     assert "No summary yet (so not counted here): `docs/reproduction_xing.md`." in paragraph
+
+
+def test_make_status_counts_lee_and_han_as_their_reports_do(status_found):
+    """Without a summary.json of their own, Lee's and Han's counts come from their generators' verdicts: the same
+    counts their status paragraphs state."""
+    lee, han = status_found["lee"], status_found["han"]
+    lee_text = (DOCS.parent / "docs" / "reproduction_lee.md").read_text(encoding="utf-8")
+    listed = ", ".join(f"{n} {o}" for o, n in lee["outcomes"].items() if o != "not decidable")
+    assert f"its {lee['cells']} findings are: {listed}" in lee_text
+    han_text = (DOCS / "reproduction_han.md").read_text(encoding="utf-8")
+    assert f"{han['cells']} findings on Tables 3-4 are: " + ", ".join(
+        f"{n} {o}" for o, n in han["outcomes"].items()) in han_text
+
+
+def test_make_status_prefers_a_report_s_own_summary(status, tmp_path, monkeypatch):
+    (tmp_path / "reproduction_lee").mkdir()
+    mine = {"paper": "P", "report": "r", "cells": 1, "outcomes": {"absent": 1}, "groups": []}
+    (tmp_path / "reproduction_lee" / "summary.json").write_text(json.dumps(mine), encoding="utf-8")
+    monkeypatch.setattr(status, "FROM_GENERATOR", {})
+    assert status.summaries(tmp_path) == {"lee": mine, "xing": None, "khosla": None, "han": None}
 
 
 def test_make_status_names_a_broken_summary_in_one_line(status, tmp_path):
