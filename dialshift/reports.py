@@ -2,6 +2,7 @@
 between a begin and an end marker of the report, and in CI checks that the report holds exactly what it renders."""
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -72,3 +73,17 @@ def collect_main(doc: str, collect, target: Path, argv=None) -> int:
     count = collect(Path(argv[0]), target)
     print(f"{count} run folder(s) -> {target}")
     return 0 if count else 2
+
+
+def remembered_verdict(differences, direction: str, paper: float | None = None):
+    """:func:`dialshift.verdicts.verdict` with its default margin, remembered per (differences, direction, paper):
+    its power estimates are Monte Carlo and take a while, and a report (or a test that renders it again after
+    changing one run file) asks for the same cells many times."""
+    return _remembered_verdict(tuple(float(d) for d in differences), direction, paper)
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_verdict(differences: tuple, direction: str, paper: float | None):
+    from dialshift.verdicts import verdict
+
+    return verdict(list(differences), direction, paper)

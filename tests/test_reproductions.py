@@ -2,6 +2,7 @@
 its table generator writes."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -358,63 +359,142 @@ def test_xing_report_is_what_make_tables_renders(xing):
 
 def xing_run(root: Path, variant: str, seed: int, das: dict, perplexity: float = 50.0, history: float = 0.9):
     """A run folder as collect.py writes it: ``das`` maps a set (e.g. ``frequent_middle``) to its DAS ratio, every
-    other set gets 1.0."""
+    other set gets 1.0; the command, settings and digests agree with the folder."""
     import json
 
     structure, probability = variant.split("@")
+    base, no_loss = structure.removesuffix("_no_loss"), structure.endswith("_no_loss")
     folder = root / f"{structure}_p{probability}" / f"seed_{seed}"
     folder.mkdir(parents=True)
     training = {"config": "ubuntu", "max_train_instances": 6000, "num_epochs": 2, "learning_rate": 0.003,
                 "batch_size": 64, "dim": 64, "layers": 1, "vocab_size": 2000, "max_utterance_tokens": 10,
-                "max_response_tokens": 10, "output_bias": "unigram", "max_eval_instances": 300, "replicates": 200}
-    results = {f"ubuntu_distract_{name}": {"das_ratio": das.get(name, 1.0), "mean_as_distractor": 0.5,
-                                           "mean_as_history_distracted": 0.9, "as_first_history": 0.8,
-                                           "as_last_history": 1.1} for name in
-               ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end",
-                "rare_begin", "rare_middle", "rare_end")}
+                "max_response_tokens": 10, "output_bias": "unigram", "max_eval_instances": 300, "replicates": 200,
+                "seed": seed, "structure": base, "train_probability": float(probability), "no_attention_loss": no_loss}
+    sets = ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end",
+            "rare_begin", "rare_middle", "rare_end")
+    results = {f"ubuntu_distract_{name}": {"das_ratio": das.get(name, 1.0), "das_ratio_of_means": 1.0,
+                                           "mean_as_distractor": 0.5, "mean_as_history_distracted": 0.9,
+                                           "as_first_history": 0.8, "as_last_history": 1.1, "perplexity": perplexity}
+               for name in sets}
+    command = ["python", "trainers/seq2seq.py", "--seed", str(seed), "--structure", base, "--train-probability",
+               probability] + ["--no-attention-loss"] * no_loss
     files = {"run": {"training": training}, "results": {"results": results},
-             "original": {"ubuntu": {"perplexity": perplexity, "mean_as_history": history}},
-             "command": {"commit": "0123456789abcdef", "cpu_seconds": 40.0, "wall_seconds": 200.0}}
+             "original": {"ubuntu": {"perplexity": perplexity, "mean_as_history": history}}
+             | {f"ubuntu_distract_{name}": {"perplexity": perplexity} for name in sets},
+             "command": {"commit": "0123456789abcdef", "cpu_seconds": 40.0, "wall_seconds": 200.0, "command": command},
+             "sha256": {f"{name}.jsonl": "0" * 64 for name in ["ubuntu", *(f"ubuntu_distract_{s}" for s in sets)]}}
     for name, value in files.items():
         (folder / f"{name}.json").write_text(json.dumps(value), encoding="utf-8")
 
 
-def test_xing_check_fails_when_a_committed_value_changes(xing, tmp_path, monkeypatch):
-    import json
+XING_TAMPERING = {
+    "a DAS ratio of results.json": ("results.json", lambda d: d["results"]["ubuntu_distract_frequent_middle"].update(
+        das_ratio=d["results"]["ubuntu_distract_frequent_middle"]["das_ratio"] + 0.5), 1),
+    "an interval of results.json": ("results.json", lambda d: d.update(intervals={}), 1),
+    "a perplexity of results.json": ("results.json", lambda d: d["results"]["ubuntu_distract_rare_end"].update(
+        perplexity=1.0), 2),
+    "run.json's settings": ("run.json", lambda d: d["training"].update(seed=5), 2),
+    "run.json's history": ("run.json", lambda d: d.update(validation=[]), 1),
+    "command.json's commit": ("command.json", lambda d: d.update(commit="f" * 40), 1),
+    "command.json's structure": ("command.json", lambda d: d["command"].__setitem__(
+        d["command"].index("--structure") + 1, "dynamic"), 2),
+    "a digest of sha256.json": ("sha256.json", lambda d: d.update({"ubuntu.jsonl": "1" * 64}), 1),
+    "a file of sha256.json": ("sha256.json", lambda d: d.pop("ubuntu.jsonl"), 2),
+    "original.json's perplexity": ("original.json", lambda d: d["ubuntu"].update(perplexity=1.0), 1),
+}
+
+
+@pytest.mark.parametrize("tampering", list(XING_TAMPERING))
+def test_xing_check_fails_when_a_committed_run_file_changes(xing, tmp_path, monkeypatch, capsys, tampering):
+    """Every run file counts: a changed value, command, setting or digest fails ``--check``; one that contradicts
+    another file or its folder is a one-line error naming it (exit 2)."""
     import shutil
 
     runs = tmp_path / "runs"
     shutil.copytree(xing.RUNS, runs)
-    path = sorted(runs.glob("static_ui_p0.7/seed_0/results.json"))[0]
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["results"]["ubuntu_distract_frequent_middle"]["das_ratio"] += 0.5
-    path.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.setattr(xing, "RUNS", runs)
+    name, change, status = XING_TAMPERING[tampering]
+    change_json(runs / "static_ui_p0.7" / "seed_0" / name, change)
+    assert xing.main(["--check"]) == status
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    if status == 2:
+        assert "static_ui_p0.7/seed_0" in err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_xing_damaged_or_missing_run_file_is_a_one_line_error(xing, tmp_path, monkeypatch, capsys, damage):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(xing.RUNS, runs)
+    monkeypatch.setattr(xing, "RUNS", runs)
+    path = runs / "static_p0.5" / "seed_1" / "results.json"
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:100])
+    else:
+        path.unlink()
+    assert xing.main(["--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err
+
+
+def test_xing_check_fails_when_a_seed_folder_goes(xing, tmp_path, monkeypatch):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(xing.RUNS, runs)
+    monkeypatch.setattr(xing, "RUNS", runs)
+    shutil.rmtree(runs / "static_p0.5" / "seed_1")
     assert xing.main(["--check"]) == 1
 
 
-@pytest.mark.parametrize("sign, outcome", [(1, "reproduced"), (-1, "not reproduced")])
-def test_xing_verdicts_are_the_rule_on_per_seed_paired_differences(xing, tmp_path, sign, outcome):
-    """Three seeds of StaticUI 0.0 and 0.7 whose frequent-middle DAS ratios differ by +-0.10, 0.12, 0.08: the
-    cell is the rule's verdict on those paired differences, with its interval; a single seed is not decidable."""
+def test_xing_verdicts_weigh_the_paper_s_value_and_give_none_from_one_seed(xing, tmp_path):
+    """Six seeds of StaticUI 0.0 and 0.7 whose frequent-middle DAS ratios differ by about 0.10: the cell is
+    the rule's verdict on those paired differences with the paper's difference (0.75 - 0.66); on frequent begin the
+    paper's numbers (0.32 - 0.36) go against its claim, so that cell is marked and tests the paper's sign; a variant
+    pair with one seed gets no verdict."""
     from dialshift.verdicts import verdict
 
-    differences = [0.10, 0.12, 0.08]
+    differences = [0.10, 0.12, 0.08, 0.11, 0.09, 0.10]
     for seed, difference in enumerate(differences):
-        xing_run(tmp_path, "static_ui@0.0", seed, {"frequent_middle": 1.0 + sign * difference})
-        xing_run(tmp_path, "static_ui@0.7", seed, {"frequent_middle": 1.0})
+        xing_run(tmp_path, "static_ui@0.0", seed, {"frequent_middle": 1.0 + difference,
+                                                   "frequent_begin": 1.0 - difference})
+        xing_run(tmp_path, "static_ui@0.7", seed, {})
     xing_run(tmp_path, "static@0.0", 0, {"frequent_middle": 1.5})
-    xing_run(tmp_path, "static@0.7", 0, {"frequent_middle": 1.0})
-    lines, outcomes = xing.comparison_table(xing.collect(tmp_path))
-    row = next(line for line in lines if "| StaticUI 0.0 − StaticUI 0.7 |" in line)
-    cells = row.split(" | ")
-    middle = cells[2 + xing.SETS.index("frequent_middle")]
-    expected = verdict([sign * d for d in differences], "+")
-    assert middle.startswith(f"{outcome}: {expected.mean:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}], 3 seeds")
-    assert cells[2 + xing.SETS.index("frequent_end")].startswith("not decidable: +0.000, 3 seeds")  # no spread
+    xing_run(tmp_path, "static@0.7", 0, {})
+    lines, cells = xing.comparison_table(xing.collect(tmp_path))
+    row = next(line for line in lines if "| StaticUI 0.0 − StaticUI 0.7 |" in line).split(" | ")
+    middle = verdict(differences, "+", 0.09)
+    assert row[2 + xing.SETS.index("frequent_middle")].startswith(
+        f"{middle.outcome}: {middle.mean:+.3f} [{middle.low:+.3f}, {middle.high:+.3f}], 6 seeds; paper +0.09; "
+        f"power {middle.power:.2f}")
+    begin = verdict([-d for d in differences], "-", -0.04)
+    assert row[2 + xing.SETS.index("frequent_begin")].startswith(
+        f"{xing.AGAINST}{begin.outcome}: {begin.mean:+.3f} [{begin.low:+.3f}, {begin.high:+.3f}], 6 seeds; "
+        "paper -0.04")
+    assert (middle.outcome, begin.outcome) == ("reproduced", "stronger than the paper")
     single = next(line for line in lines if "| Static 0.0 − Static 0.7 |" in line)
-    assert "not decidable: +0.500, 1 seed;" in single
-    assert outcomes.count(outcome) == 1
+    assert f"{xing.ONE_SEED} (+0.500, 1 seed; paper +0.10)" in single
+    assert sum(cell["outcome"] == xing.ONE_SEED for cell in cells) == len(xing.SETS)
+
+
+def test_xing_marks_every_cell_whose_paper_numbers_go_against_the_claim(xing):
+    """The marked cells are exactly those where the paper's own Table 3 difference is 0 or below."""
+    generated = xing.generate()
+    expected = sum(round(xing.paper_das(first, name) - xing.paper_das(second, name), 2) <= 0
+                   for _, first, second in xing.COMPARISONS for name in xing.SETS)
+    expected += sum(round(xing.paper_das(f"{s}@0.0", f"{k}_end") - xing.paper_das(f"{s}@0.0", f"{k}_begin"), 2) <= 0
+                    for s in xing.STRUCTURES for k in ("frequent", "rare"))
+    verdicts = generated.split("## Verdicts (generated)")[1].split("## What ran")[0]
+    assert verdicts.count(xing.AGAINST) - 1 == expected  # one in the legend
+    assert f"{expected} cells (marked {xing.AGAINST})" in generated
+
+
+def test_xing_summary_renders_the_paper_s_das_range_from_table_3(xing):
+    values = [value for row in xing.PAPER.values() for value in row[2:]]
+    assert f"the paper's Table 3 values range {min(values):.2f} to {max(values):.2f}." in xing.generate()
+    assert max(values) == 1.53
 
 
 def test_xing_unigram_row_and_margin_read_unigram_json(xing):
@@ -465,57 +545,148 @@ def khosla():
 
 
 def fake_seed(root: Path, build: str, config: str, seed: int, test_acc: float, cov_acc: float) -> None:
-    """A run folder as collect.py writes it, with MSP's test and cov_test accuracy given (other metrics follow)."""
+    """A run folder as collect.py writes it, MSP's and Maha's predictions right on a share ``acc`` of 100 utterances
+    per split (the rest wrong), and run.json, results.json, command.json and sha256.json that agree with
+    them."""
+    import hashlib
     import json
 
     import numpy as np
 
+    from dialshift.metrics.open_world import open_world_f1
+
     folder = root / build / config / f"seed_{seed}"
     folder.mkdir(parents=True)
-    metrics = {split: {"f1_all": acc - 0.05, "f1_in": acc - 0.06, "f1_out": acc, "accuracy": acc, "auroc": 0.9}
-               for split, acc in (("test", test_acc), ("cov_test", cov_acc))}
+    gold = np.tile(np.arange(4, dtype=np.int8), 25)
+    arrays, metrics = {"names": np.array(["a", "b", "c", "oos"])}, {}
+    for split, acc in (("test", test_acc), ("cov_test", cov_acc)):
+        predicted = gold.copy()
+        predicted[round(100 * acc):] = (gold[round(100 * acc):] + 1) % 4
+        arrays |= {f"gold/{split}": gold, f"argmax/{split}": gold, f"msp/{split}": predicted,
+                   f"maha/{split}": predicted}
+        metrics[split] = open_world_f1(predicted, gold, oos_label=3, labels=[0, 1, 2]) | {"auroc": 0.9,
+                                                                                             "instances": 100}
+    np.savez_compressed(folder / "predictions.npz", **arrays)
     (folder / "run.json").write_text(json.dumps({"results": {"msp": metrics, "maha": metrics},
                                                  "validation_accuracy": 0.9,
                                                  "options": {"features": "pooler", "cosine_scoring": "nearest"}}))
-    (folder / "command.json").write_text(json.dumps({"commit": "0" * 40, "threads": 2, "cpu_seconds": 60.0,
-                                                     "command": ["python", "trainers/open_world.py", "--num-epochs",
-                                                                 "2", "--learning-rate", "1e-4"]}))
-    gold = np.array([0, 1, 2, 3, 0, 1, 2, 3], dtype=np.int8)
-    arrays = {"names": np.array(["a", "b", "c", "oos"])}
-    for split in ("test", "cov_test"):
-        arrays |= {f"gold/{split}": gold, f"argmax/{split}": gold, f"msp/{split}": gold, f"maha/{split}": gold}
-    np.savez_compressed(folder / "predictions.npz", **arrays)
+    for method in ("msp", "maha"):
+        for split in ("test", "cov_test"):
+            (folder / "results" / method / split).mkdir(parents=True)
+            (folder / "results" / method / split / "results.json").write_text(
+                json.dumps({"results": {config: metrics[split]}}))
+    build_command = ["dialshift", "build", "--family", "covariate"] + (["--cov-dedup", "none"] * (build == "nodedup"))
+    (folder / "command.json").write_text(json.dumps({
+        "commit": "0" * 40, "threads": 2, "cpu_seconds": 60.0, "build": build_command,
+        "command": ["python", "trainers/open_world.py", "--config", config, "--seed", str(seed), "--num-epochs", "2",
+                    "--learning-rate", "1e-4"]}))
+    (folder / "sha256.json").write_text(json.dumps({f"predictions/{m}/{split}/{config}.jsonl": hashlib.sha256(
+        f"{m}{split}".encode()).hexdigest() for m in ("msp", "maha") for split in ("test", "cov_test")}))
 
 
 def test_khosla_few_shot_finding_is_the_rule_on_the_difference_of_drops(khosla, tmp_path):
     from dialshift.verdicts import paired_differences, verdict
 
-    full = {0: (0.90, 0.80), 1: (0.92, 0.81), 2: (0.91, 0.79)}  # drops 10, 11, 12 points
-    few = {0: (0.70, 0.68), 1: (0.72, 0.69), 2: (0.71, 0.70)}  # drops 2, 3, 1 points
+    full = {0: (0.90, 0.80), 1: (0.92, 0.81), 2: (0.91, 0.79), 3: (0.90, 0.81), 4: (0.93, 0.81), 5: (0.91, 0.80)}
+    few = {0: (0.70, 0.68), 1: (0.72, 0.69), 2: (0.71, 0.70), 3: (0.70, 0.67), 4: (0.72, 0.70), 5: (0.71, 0.70)}
     for seed in full:
         fake_seed(tmp_path, "default", "clinc14_cov", seed, *full[seed])
         fake_seed(tmp_path, "default", "clinc14_cov_5shot", seed, *few[seed])
     generated = khosla.generate(tmp_path)
+    paper = ((91.2 - 84.2) - (84.3 - 78.6)) / 100  # Tables 4 and 5, MSP's Acc on CLINC14-COV full and 5-shot
     expected = verdict(paired_differences({s: a - b for s, (a, b) in full.items()},
-                                          {s: a - b for s, (a, b) in few.items()}), "+")
-    assert expected.outcome == "reproduced"
-    row = next(line for line in generated.splitlines() if line.startswith("| Few-shot loses less Acc"))
-    assert "| **reproduced** for MSP, Maha |" in row and f"MSP {expected.cell(100)}" in row
+                                          {s: a - b for s, (a, b) in few.items()}), "+", paper)
+    row = next(line for line in generated.splitlines() if line.startswith("| Few-shot loses less Acc")
+               and "| MSP |" in line)
+    assert "Tables 4, 5, CLINC14-COV, MSP: Acc drop 7.0 full, 5.7 5shot" in row
+    assert expected.low is not None and expected.outcome == "stronger than the paper"
+    assert f"| {100 * expected.mean:.1f} [{100 * expected.low:.1f}, {100 * expected.high:.1f}], 6 seeds |" in row
+    assert f"| **{expected.outcome}** | {expected.power:.2f} | {expected.seeds_for_power} |" in row
 
 
-def test_khosla_check_fails_when_a_committed_run_changes(khosla, tmp_path):
-    import json
+def test_khosla_tables_are_computed_from_the_kept_predictions(khosla, tmp_path):
+    """MSP right on 90 and 80 of 100 in-scope-and-oos utterances: the table's Acc columns are the predictions'."""
+    for seed in range(2):
+        fake_seed(tmp_path, "default", "clinc14_cov", seed, 0.90, 0.80)
+    row = next(line for line in khosla.generate(tmp_path).splitlines() if line.startswith("| MSP | 2 |"))
+    cells = row.split(" | ")
+    assert cells[5] == "90.0 ± 0.0" and cells[9] == "80.0 ± 0.0"
+
+
+def khosla_copy(khosla, tmp_path, monkeypatch) -> Path:
+    """A copy of the committed CLINC14-COV runs and of the report rendered from them, for ``main`` to check."""
     import shutil
 
     runs = tmp_path / "runs"
-    shutil.copytree(khosla.RUNS, runs)
-    run_json = sorted(runs.glob("*/*/seed_*/run.json"))[0]
-    run = json.loads(run_json.read_text())
-    method = next(iter(run["results"]))
-    before = khosla.generate(runs)
-    run["results"][method]["cov_test"]["accuracy"] -= 0.1
-    run_json.write_text(json.dumps(run))
-    assert khosla.generate(runs) != before
+    shutil.copytree(khosla.RUNS / "default" / "clinc14_cov", runs / "default" / "clinc14_cov")
+    report = tmp_path / "reproduction_khosla.md"
+    report.write_text(khosla.REPORT.read_text(encoding="utf-8"), encoding="utf-8")
+    for name, value in (("RUNS", runs), ("REPORT", report), ("SUMMARY", tmp_path / "summary.json")):
+        monkeypatch.setattr(khosla, name, value)
+    monkeypatch.setattr(khosla, "figure", lambda *args, **kwargs: [])
+    assert khosla.main([]) == 0 and khosla.main(["--check"]) == 0
+    return runs / "default" / "clinc14_cov" / "seed_1"
+
+
+def change_json(path: Path, change) -> None:
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def change_prediction(path: Path) -> None:
+    import numpy as np
+
+    arrays = dict(np.load(path))
+    arrays["maha/test"] = arrays["maha/test"].copy()
+    arrays["maha/test"][0] = (arrays["maha/test"][0] + 1) % len(arrays["names"])
+    np.savez_compressed(path, **arrays)
+
+
+KHOSLA_TAMPERING = {
+    "a kept prediction": (lambda seed: change_prediction(seed / "predictions.npz"), 2),
+    "a truncated predictions.npz": (lambda seed: (seed / "predictions.npz").write_bytes(
+        (seed / "predictions.npz").read_bytes()[:300]), 2),
+    "a metric of run.json": (lambda seed: change_json(seed / "run.json", lambda d: d["results"]["msp"]["test"].update(
+        f1_in=d["results"]["msp"]["test"]["f1_in"] + 0.001)), 2),
+    "another field of run.json": (lambda seed: change_json(seed / "run.json", lambda d: d["fitted"]["adb"].update(
+        epochs_run=d["fitted"]["adb"]["epochs_run"] + 1)), 1),
+    "results.json's AUROC": (lambda seed: change_json(seed / "results" / "maha" / "test" / "results.json",
+                                                      lambda d: d["results"]["clinc14_cov"].update(auroc=0.5)), 2),
+    "results.json's interval": (lambda seed: change_json(
+        seed / "results" / "maha" / "test" / "results.json",
+        lambda d: d["intervals"]["clinc14_cov"]["auroc"].reverse()), 1),
+    "command.json's commit": (lambda seed: change_json(seed / "command.json", lambda d: d.update(commit="f" * 40)), 1),
+    "command.json's seed": (lambda seed: change_json(seed / "command.json", lambda d: d["command"].__setitem__(
+        d["command"].index("--seed") + 1, "7")), 2),
+    "a digest of sha256.json": (lambda seed: change_json(seed / "sha256.json", lambda d: d.update(
+        {next(iter(d)): "0" * 64})), 1),
+    "a missing seed folder": (lambda seed: __import__("shutil").rmtree(seed), 1),
+    "a missing run.json": (lambda seed: (seed / "run.json").unlink(), 2),
+}
+
+
+@pytest.mark.parametrize("tampering", list(KHOSLA_TAMPERING))
+def test_khosla_check_fails_when_a_committed_run_file_changes(khosla, tmp_path, monkeypatch, capsys, tampering):
+    """Every run file counts: a changed prediction, metric, command, digest or folder fails ``--check``; one that
+    contradicts another file, or cannot be read, is a one-line error naming it (exit 2)."""
+    seed = khosla_copy(khosla, tmp_path, monkeypatch)
+    change, status = KHOSLA_TAMPERING[tampering]
+    capsys.readouterr()
+    change(seed)
+    assert khosla.main(["--check"]) == status
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    if status == 2:
+        assert str(seed) in err
+
+
+def test_khosla_check_fails_when_its_summary_changes(khosla, tmp_path, monkeypatch):
+    khosla_copy(khosla, tmp_path, monkeypatch)
+    khosla.SUMMARY.write_text(khosla.SUMMARY.read_text().replace('"cells": 18', '"cells": 19', 1))
+    assert khosla.main(["--check"]) == 1
 
 
 def test_khosla_report_is_what_make_tables_renders(khosla):
@@ -589,3 +760,108 @@ def test_collect_main_needs_one_folder_and_fails_when_nothing_was_collected(tmp_
     assert collect_main(doc, collect, tmp_path, ["OUT"]) == 2  # nothing collected
     assert collect_main(doc, collect, tmp_path, ["OUT"]) == 0
     assert calls[-1] == (Path("OUT"), tmp_path) and f"1 run folder(s) -> {tmp_path}" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def status():
+    return load(DOCS / "make_status.py")
+
+
+@pytest.fixture(scope="module")
+def status_found(status):
+    """The four reports' summaries, computed once (Lee's and Han's from their generators)."""
+    return status.summaries()
+
+
+def test_readme_status_and_khosla_cost_are_what_make_status_renders(status):
+    assert status.main(["--check"]) == 0
+
+
+def status_copy(status, status_found, tmp_path, monkeypatch) -> tuple[Path, Path]:
+    monkeypatch.setattr(status, "summaries", lambda: status_found)
+    readme, full_scale = tmp_path / "README.md", tmp_path / "full_scale.md"
+    readme.write_text(status.README.read_text(encoding="utf-8"), encoding="utf-8")
+    full_scale.write_text(status.FULL_SCALE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(status, "README", readme)
+    monkeypatch.setattr(status, "FULL_SCALE", full_scale)
+    assert status.main(["--check"]) == 0
+    return readme, full_scale
+
+
+def test_make_status_check_fails_when_a_number_of_the_status_paragraph_changes(status, status_found, tmp_path,
+                                                                                monkeypatch):
+    """Each number of the paragraph is rendered: change any one (here every seventh in turn) and --check fails."""
+    import re
+
+    readme, _ = status_copy(status, status_found, tmp_path, monkeypatch)
+    original = readme.read_text(encoding="utf-8")
+    begin, end = status.markers("status")
+    paragraph = original.split(begin)[1].split(end)[0]
+    numbers = list(re.finditer(r"\d+", paragraph))
+    assert len(numbers) > 20
+    offset = original.index(begin) + len(begin)
+    for match in numbers[::7]:
+        start, stop = offset + match.start(), offset + match.end()
+        readme.write_text(original[:start] + str(int(match.group()) + 1) + original[stop:], encoding="utf-8")
+        assert status.main(["--check"]) == 1, match.group()
+
+
+def test_make_status_check_fails_when_the_khosla_cost_changes(status, status_found, tmp_path, monkeypatch):
+    _, full_scale = status_copy(status, status_found, tmp_path, monkeypatch)
+    text = full_scale.read_text(encoding="utf-8")
+    khosla = json.loads((DOCS / "reproduction_khosla" / "summary.json").read_text(encoding="utf-8"))
+    sentence = f"the {khosla['cost']['runs']} seed-runs"
+    assert sentence in text
+    full_scale.write_text(text.replace(sentence, "all 60 runs"), encoding="utf-8")
+    assert status.main(["--check"]) == 1
+
+
+def test_make_status_renders_each_summary_s_counts(status, tmp_path):
+    """A report's summary.json drives its sentence: its groups, seeds and outcome counts, and the totals."""
+    summary = {"paper": "P (2020)", "report": "docs/reproduction_p.md", "cells": 5,
+               "outcomes": {"absent": 2, "reproduced": 3},
+               "groups": [{"name": "B", "seeds": [2, 3], "cells": 5, "outcomes": {"reproduced": 3, "absent": 2},
+                           "note": "drops 0.5 x the paper's"}], "notes": ["one note."], "cost": {"runs": 4}}
+    assert status.paper_sentence(summary) == ("P (2020) (`docs/reproduction_p.md`, 4 seed-runs): B (2 to 3 seeds): 5 "
+                                              "verdicts, 3 reproduced, 2 absent (drops 0.5 x the paper's). One note.")
+    paragraph = status.status_paragraph({"lee": summary, "xing": None})
+    assert "Over the 1 reports with a summary: 5 verdict cells, 3 reproduced, 2 absent." in paragraph
+    assert "No summary yet (so not counted here): `docs/reproduction_xing.md`." in paragraph
+
+
+def test_make_status_counts_lee_and_han_as_their_reports_do(status_found):
+    """Without a summary.json of their own, Lee's and Han's counts come from their generators' verdicts: the same
+    counts their status paragraphs state."""
+    lee, han = status_found["lee"], status_found["han"]
+    lee_text = (DOCS.parent / "docs" / "reproduction_lee.md").read_text(encoding="utf-8")
+    listed = ", ".join(f"{n} {o}" for o, n in lee["outcomes"].items() if o != "not decidable")
+    assert f"its {lee['cells']} findings are: {listed}" in lee_text
+    han_text = (DOCS / "reproduction_han.md").read_text(encoding="utf-8")
+    assert f"{han['cells']} findings on Tables 3-4 are: " + ", ".join(
+        f"{n} {o}" for o, n in han["outcomes"].items()) in han_text
+
+
+def test_make_status_prefers_a_report_s_own_summary(status, tmp_path, monkeypatch):
+    (tmp_path / "reproduction_lee").mkdir()
+    mine = {"paper": "P", "report": "r", "cells": 1, "outcomes": {"absent": 1}, "groups": []}
+    (tmp_path / "reproduction_lee" / "summary.json").write_text(json.dumps(mine), encoding="utf-8")
+    monkeypatch.setattr(status, "FROM_GENERATOR", {})
+    assert status.summaries(tmp_path) == {"lee": mine, "xing": None, "khosla": None, "han": None}
+
+
+def test_make_status_names_a_broken_summary_in_one_line(status, tmp_path):
+    (tmp_path / "reproduction_lee").mkdir()
+    (tmp_path / "reproduction_lee" / "summary.json").write_text('{"paper": 1', encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"reproduction_lee/summary.json: not a report summary"):
+        status.summaries(tmp_path)
+
+
+def test_khosla_collect_leaves_a_seed_still_running(tmp_path):
+    """A seed whose trainer wrote run.json but whose command.json run_all.sh has not yet written is not finished:
+    collect.py leaves it for a later call instead of committing a seed make_tables would refuse."""
+    collect = load(DOCS / "reproduction_khosla" / "collect.py")
+    seed = tmp_path / "out" / "default" / "clinc14_cov" / "seed_4"
+    seed.mkdir(parents=True)
+    (seed / "run.json").write_text(json.dumps({"results": {"msp": {}}}), encoding="utf-8")
+    assert collect.collect(tmp_path / "out", tmp_path / "runs") == 0
+    assert not (tmp_path / "runs").exists()

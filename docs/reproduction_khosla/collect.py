@@ -3,13 +3,16 @@
 
     python docs/reproduction_khosla/collect.py OUT
 
-For every finished seed ``OUT/<build>/<config>/seed_<s>/`` (one with a ``run.json``) it writes
+For every finished seed ``OUT/<build>/<config>/seed_<s>/`` (one with a ``run.json`` and the ``command.json`` that
+``run_all.sh`` writes once the trainer has exited; a seed still running is left for a later call) it writes
 ``runs/<build>/<config>/seed_<s>/`` with ``run.json``, ``command.json`` (commit, command, threads, CPU seconds),
 ``results/<method>/<split>/results.json`` (the scoring pipeline's output), ``predictions.npz`` (compressed, small:
 per split the gold labels, the closed-world argmax over the in-scope logits and every method's predicted class, as
 int8, and the label names) and ``sha256.json`` (of each full predictions file, whose scores are not committed:
 regenerate them with the command in ``command.json``). Per build and config it also writes ``label_counts.json`` (the
-utterances per intent and split of the build the runs read: the report's Table A1), and for the run of Table A3
+utterances per intent and split of the build the runs read: the report's Table A1) and ``overlap.json`` (per test
+split, the in-scope utterances and how many of them are, text for text, also training utterances), and for the run
+of Table A3
 (Maha, CLINC14-COV, seed 2) ``table_a3.json``: per listed intent and split, up to five correctly and five incorrectly
 classified utterances drawn at random (numpy ``default_rng(seed)``), with their gold and predicted intents.
 """
@@ -61,6 +64,22 @@ def label_counts(build: Path, config: str) -> dict:
             for split in COUNTED_SPLITS}
 
 
+def overlap(build: Path, config: str) -> dict:
+    """``{"splits": {split: {"in_scope", "in_train"}}}``: per test split, its in-scope utterances and those whose
+    exact text is also a training utterance of the same config."""
+    import datasets
+
+    data = datasets.load_dataset(str(build), config)
+    oos = data["train"].features["label"].names.index("oos")
+    train = set(data["train"]["text"])
+    splits = {}
+    for split in SPLITS:
+        texts = [text for text, label in zip(data[split]["text"], data[split]["label"], strict=True) if label != oos]
+        splits[split] = {"in_scope": len(texts), "in_train": sum(text in train for text in texts)}
+    return {"config": config, "compared": "exact text, in-scope utterances against every training utterance",
+            "splits": splits}
+
+
 def table_a3(build: Path, seed_dir: Path) -> dict:
     """The utterances of Table A3 from one run (``TABLE_A3`` says which), drawn with ``default_rng(seed)``."""
     import datasets
@@ -93,12 +112,13 @@ def collect(out: Path, target: Path) -> int:
     count = 0
     for run_json in sorted(out.glob("*/*/seed_*/run.json")):
         seed_dir = run_json.parent
+        if not (seed_dir / "command.json").is_file():
+            continue  # still running (or stopped before run_all.sh recorded it): not finished
         dest = target / seed_dir.relative_to(out)
         run = json.loads(run_json.read_text())
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_json, dest / "run.json")
-        if (seed_dir / "command.json").is_file():
-            shutil.copyfile(seed_dir / "command.json", dest / "command.json")
+        shutil.copyfile(seed_dir / "command.json", dest / "command.json")
         for results in sorted(seed_dir.glob("results/*/*/results.json")):
             (dest / results.relative_to(seed_dir)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(results, dest / results.relative_to(seed_dir))
@@ -112,6 +132,8 @@ def collect(out: Path, target: Path) -> int:
             raise SystemExit(f"{build}: no {config} build beside the runs (run_all.sh writes it)")
         if not (dest.parent / "label_counts.json").is_file():
             write_json(dest.parent / "label_counts.json", label_counts(build, config))
+        if not (dest.parent / "overlap.json").is_file():
+            write_json(dest.parent / "overlap.json", overlap(build, config))
         if (build_name, config, int(seed_dir.name.split("_")[1])) == \
                 (TABLE_A3["build"], TABLE_A3["config"], TABLE_A3["seed"]):
             write_json(dest / "table_a3.json", table_a3(build, seed_dir))

@@ -23,13 +23,19 @@ import numpy as np
 
 from dialshift import reports
 from dialshift.across_seeds import MISSING, spread
-from dialshift.verdicts import NOT_DECIDABLE, NOT_REPRODUCED, REPRODUCED, paired_differences, verdict
+from dialshift.errors import DialshiftError
+from dialshift.report_inputs import RunFileError, check_digests, field, fingerprint, run_files
+from dialshift.reports import remembered_verdict as verdict
+from dialshift.run_files import read_json
+from dialshift.verdicts import MIN_SEEDS, OUTCOMES, paired_differences
 
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_xing.md"
 GENERATOR = "docs/reproduction_xing/make_tables.py"
 RUNS = HERE / "runs"
 UNIGRAM = HERE / "unigram.json"
+#: What the README's status paragraph reads (``docs/make_status.py``), written beside the report.
+SUMMARY = HERE / "summary.json"
 #: A model "beats the unigram by a clear margin" when its test perplexity is at most this share of the unigram's.
 MARGIN = 0.8
 SETS = ("random_0.5", "random_0.7", "random_1.0", "frequent_begin", "frequent_middle", "frequent_end", "rare_begin",
@@ -72,20 +78,72 @@ def label(variant: str) -> str:
     return f"{NAMES[structure]} {probability}"
 
 
+SET_FIELDS = ("das_ratio", "das_ratio_of_means", "mean_as_distractor", "mean_as_history_distracted", "perplexity")
+
+
 def collect(root: Path | None = None) -> dict:
-    """``{variant: {seed: {"run", "command", "original", "results"}}}`` of every committed run under ``root``
-    (default ``RUNS``; ``results``: the ``results`` part of its ``results.json``, keyed by the set name without
-    ``ubuntu_distract_``)."""
+    """``{variant: {seed: {"run", "command", "original", "results", "folder"}}}`` of every committed run under
+    ``root`` (default ``RUNS``; ``results``: the ``results`` part of its ``results.json``, keyed by the set name
+    without ``ubuntu_distract_``), each checked by :func:`check_run`."""
     found = {}
-    for command in sorted((root or RUNS).glob("*/seed_*/command.json")):
-        folder = command.parent
-        structure, probability = folder.parent.name.rsplit("_p", 1)
-        read = {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-                for name in ("run", "command", "original", "results")}
+    for folder in sorted(path for path in (root or RUNS).glob("*/seed_*") if path.is_dir()):
+        structure, _, probability = folder.parent.name.rpartition("_p")
+        seed = folder.name.removeprefix("seed_")
+        if structure not in NAMES or probability not in PROBABILITIES or not seed.isdigit():
+            raise RunFileError(folder, "is not <structure>_p<probability>/seed_<integer> of a variant of Table 3; "
+                               "rename or remove it")
+        read = {name: read_json(folder / f"{name}.json") for name in ("run", "command", "original", "results")}
+        check_run(folder, read, structure, probability, int(seed))
         read["results"] = {key.removeprefix("ubuntu_distract_"): value
                            for key, value in read["results"]["results"].items()}
-        found.setdefault(f"{structure}@{probability}", {})[int(folder.name.split("_")[1])] = read
+        found.setdefault(f"{structure}@{probability}", {})[int(seed)] = read | {"folder": folder}
     return found
+
+
+def check_run(folder: Path, read: dict, structure: str, probability: str, seed: int) -> None:
+    """The run files of one seed must agree with its folder and with each other: ``command.json`` and ``run.json``
+    name its structure, training probability, attention loss and seed; ``results.json`` scores the nine sets with
+    every field the tables read, each set's perplexity equal to ``original.json``'s; ``sha256.json`` lists the ten
+    prediction files. A :class:`RunFileError` naming the file otherwise."""
+    command, run = read["command"], read["run"]
+    base, no_loss = structure.removesuffix("_no_loss"), structure.endswith("_no_loss")
+    arguments = field(command, ("command",), folder / "command.json")
+    expected = {"--seed": str(seed), "--structure": base, "--train-probability": probability}
+    for name, value in expected.items():
+        given = arguments[arguments.index(name) + 1] if name in arguments[:-1] else None
+        if given != value:
+            raise RunFileError(folder / "command.json", f"records {name} {given} where the folder says {value}; "
+                               "restore it from git or re-run collect.py")
+    if ("--no-attention-loss" in arguments) != no_loss:
+        raise RunFileError(folder / "command.json", f"--no-attention-loss {'missing' if no_loss else 'present'} for "
+                           f"{structure}; restore it from git or re-run collect.py")
+    for name in ("cpu_seconds", "wall_seconds"):
+        value = field(command, (name,), folder / "command.json")
+        if not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+            raise RunFileError(folder / "command.json", f"{name} {value!r} is not a number of seconds; restore it")
+    recorded = {"seed": field(run, ("training", "seed"), folder / "run.json"),
+                "structure": field(run, ("training", "structure"), folder / "run.json"),
+                "train_probability": field(run, ("training", "train_probability"), folder / "run.json"),
+                "no_attention_loss": field(run, ("training", "no_attention_loss"), folder / "run.json")}
+    if recorded != {"seed": seed, "structure": base, "train_probability": float(probability),
+                    "no_attention_loss": no_loss}:
+        raise RunFileError(folder / "run.json", f"its training settings {recorded} are not those of the folder "
+                           f"({structure} at {probability}, seed {seed}); restore it from git or re-run collect.py")
+    field(read["original"], ("ubuntu", "perplexity"), folder / "original.json")
+    field(read["original"], ("ubuntu", "mean_as_history"), folder / "original.json")
+    for name in SETS:
+        config = f"ubuntu_distract_{name}"
+        scored = field(read["results"], ("results", config), folder / "results.json")
+        for key in SET_FIELDS + ({"begin": ("as_first_history",), "end": ("as_last_history",)}
+                                 .get(name.rsplit("_", 1)[-1], ())):
+            value = field(scored, (key,), folder / "results.json")
+            if not isinstance(value, int | float) or np.isnan(value):
+                raise RunFileError(folder / "results.json", f"results.{config}.{key} is {value!r}, not a number; "
+                                   "restore it from git or re-run collect.py")
+        if scored["perplexity"] != field(read["original"], (config, "perplexity"), folder / "original.json"):
+            raise RunFileError(folder / "results.json", f"results.{config}.perplexity differs from original.json's; "
+                               "restore them from git or re-run collect.py")
+    check_digests(folder / "sha256.json", ["ubuntu.jsonl", *(f"ubuntu_distract_{name}.jsonl" for name in SETS)])
 
 
 def per_seed(seeds: dict, value) -> dict:
@@ -182,15 +240,31 @@ def as_table(found: dict, sets, first_last: bool) -> list[str]:
     return lines
 
 
-def rule_cell(first: dict, second: dict, paper: float | None) -> str:
-    """The rule on ``first - second`` (per seed, paired), for the paper's direction "+": outcome, mean, interval."""
+ONE_SEED, NOT_RUN = "one seed: no verdict", "not run"
+#: The mark of a cell whose paper numbers go against the direction the paper's text claims.
+AGAINST = "†"
+
+
+def test_cell(first: dict, second: dict, paper: float) -> dict:
+    """The rule on ``first - second`` (per seed, paired) with the paper's value ``paper`` (its Table 3 numbers) in the
+    direction of the paper's numbers (``+``, its text's, where they show no difference): ``{"outcome", "text",
+    "against", "verdict"}``; ``against`` when the paper's numbers do not show its text's claim that ``first`` exceeds
+    ``second`` (a difference of 0 or below). One seed gives no verdict, only its value."""
     shared = sorted(set(first) & set(second))
+    against = paper <= 0
+    mark = AGAINST if against else ""
     if not shared:
-        return "not run"
-    v = verdict(paired_differences(first, second), "+")
-    interval = f" [{v.low:+.3f}, {v.high:+.3f}]" if v.low is not None else ""
-    theirs = f"; paper {paper:+.2f}" if paper is not None else ""
-    return f"{v.outcome}: {v.mean:+.3f}{interval}, {v.seeds} seed{'s' * (v.seeds != 1)}{theirs}"
+        return {"outcome": NOT_RUN, "text": f"{mark}not run", "against": against, "verdict": None}
+    differences = paired_differences(first, second)
+    if len(differences) == 1:
+        return {"outcome": ONE_SEED, "against": against, "verdict": None,
+                "text": f"{mark}{ONE_SEED} ({differences[0]:+.3f}, 1 seed; paper {paper:+.2f})"}
+    v = verdict(differences, "-" if paper < 0 else "+", paper or None)  # a paper value of 0 gives no effect size
+    interval = f" [{v.low:+.3f}, {v.high:+.3f}]" if v.low is not None else " (no interval)"
+    power = "" if v.power is None else f"; power {v.power:.2f}"
+    needed = "" if v.seeds_for_power is None else f", {v.seeds_for_power} seeds for 0.8"
+    return {"outcome": v.outcome, "against": against, "verdict": v,
+            "text": f"{mark}{v.outcome}: {v.mean:+.3f}{interval}, {v.seeds} seeds; paper {paper:+.2f}{power}{needed}"}
 
 
 def paper_das(variant: str, name: str) -> float:
@@ -211,43 +285,45 @@ COMPARISONS = [
 ]
 
 
-def comparison_table(found: dict) -> tuple[list[str], list[str]]:
+def comparison_table(found: dict) -> tuple[list[str], list[dict]]:
     lines = ["| finding (paper) | first − second | " + " | ".join(s.replace("_", " ") for s in SETS) + " |",
              "|---|---|" + "---|" * len(SETS)]
-    outcomes = []
+    cells = []
     for text, first, second in COMPARISONS:
-        cells = []
+        row = []
         for name in SETS:
-            cell = rule_cell(das(found.get(first, {}), name), das(found.get(second, {}), name),
-                             paper_das(first, name) - paper_das(second, name))
-            cells.append(cell)
-            outcomes.append(cell.split(":")[0])
-        lines.append(f"| {text} | {label(first)} − {label(second)} | " + " | ".join(cells) + " |")
-    return lines, outcomes
+            cell = test_cell(das(found.get(first, {}), name), das(found.get(second, {}), name),
+                             round(paper_das(first, name) - paper_das(second, name), 2))
+            cells.append(cell | {"structures": {first.split("@")[0], second.split("@")[0]}, "set": name,
+                                 "variants": (first, second)})
+            row.append(cell["text"])
+        lines.append(f"| {text} | {label(first)} − {label(second)} | " + " | ".join(row) + " |")
+    return lines, cells
 
 
-def within_table(found: dict) -> tuple[list[str], list[str]]:
+def within_table(found: dict) -> tuple[list[str], list[dict]]:
     """Findings within one variant: begin below end (per structure at 0.0), and the loss lowering History's AS."""
-    lines = ["| finding (paper) | variant | compared | verdict by the rule (mean [95 % t interval], seeds; paper) |",
-             "|---|---|---|---|"]
-    outcomes = []
+    lines = ["| finding (paper) | variant | compared | verdict by the rule (mean [95 % interval], seeds; paper; power, "
+             "seeds for power 0.8) |", "|---|---|---|---|"]
+    cells = []
     for structure in STRUCTURES:
         variant = f"{structure}@0.0"
         for kind in ("frequent", "rare"):
             seeds = found.get(variant, {})
-            cell = rule_cell(das(seeds, f"{kind}_end"), das(seeds, f"{kind}_begin"),
-                             paper_das(variant, f"{kind}_end") - paper_das(variant, f"{kind}_begin"))
-            outcomes.append(cell.split(":")[0])
+            cell = test_cell(das(seeds, f"{kind}_end"), das(seeds, f"{kind}_begin"),
+                             round(paper_das(variant, f"{kind}_end") - paper_das(variant, f"{kind}_begin"), 2))
+            cells.append(cell | {"structures": {structure}, "set": f"{kind} end − begin", "variants": (variant,)})
             lines.append(f"| Distractions at the beginning get less attention than at the end | {label(variant)} | "
-                         f"DAS ratio, {kind} end − {kind} begin | {cell} |")
+                         f"DAS ratio, {kind} end − {kind} begin | {cell['text']} |")
     history = {variant: per_seed(found.get(variant, {}), lambda run: 100 * run["original"]["ubuntu"]["mean_as_history"])
                for variant in ("static_ui@0.0", "static_ui@0.7")}
-    cell = rule_cell(history["static_ui@0.0"], history["static_ui@0.7"],
-                     PAPER["static_ui@0.0"][1] - PAPER["static_ui@0.7"][1])
-    outcomes.append(cell.split(":")[0])
+    cell = test_cell(history["static_ui@0.0"], history["static_ui@0.7"],
+                     round(PAPER["static_ui@0.0"][1] - PAPER["static_ui@0.7"][1], 1))
+    cells.append(cell | {"structures": {"static_ui"}, "set": "History AS",
+                         "variants": ("static_ui@0.0", "static_ui@0.7")})
     lines.append("| The loss moves attention from History to the Query (History average AS falls, %) | StaticUI 0.0 − "
-                 f"StaticUI 0.7 | original test set | {cell} |")
-    return lines, outcomes
+                 f"StaticUI 0.7 | original test set | {cell['text']} |")
+    return lines, cells
 
 
 def perplexity_row(found: dict, unigram: dict) -> list[str]:
@@ -255,25 +331,28 @@ def perplexity_row(found: dict, unigram: dict) -> list[str]:
     return [f"\"Perplexity scores of the examined 23 models are similar\" (§5.1): ours range from {min(values):.1f} to "
             f"{max(values):.1f} over {len(values)} runs (the paper's from {min(p[0] for p in PAPER.values()):.1f} to "
             f"{max(p[0] for p in PAPER.values()):.1f}), against the unigram's {unigram['perplexity']:.1f}. The rule "
-            "tests directions, not equality, so this claim is **not decidable** by it (deciding it needs an "
+            "tests directions, not equality, so this claim gets **no verdict** from it (deciding it needs an "
             "equivalence margin the paper does not give); the per-variant means are in Table 3."]
 
 
 def runs_table(found: dict) -> list[str]:
-    lines = ["| variant | seeds | trainer commit | CPU seconds per run (mean) | wall seconds per run (mean) |",
-             "|---|---|---|---:|---:|"]
+    lines = ["| variant | seeds | trainer commit | CPU seconds per run (mean) | wall seconds per run (mean) "
+             "| run files | sha256 of the run files (first 16 hex digits) |", "|---|---|---|---:|---:|---:|---|"]
     cpu_total, wall_total, count = 0.0, 0.0, 0
     for variant in PAPER:
         seeds = found.get(variant)
         if not seeds:
-            lines.append(f"| {label(variant)} | none | – | – | – |")
+            lines.append(f"| {label(variant)} | none | – | – | – | – | – |")
             continue
         commands = [run["command"] for run in seeds.values()]
         commits = sorted({c["commit"][:7] for c in commands})
         cpu, wall = [c["cpu_seconds"] for c in commands], [c["wall_seconds"] for c in commands]
         cpu_total, wall_total, count = cpu_total + sum(cpu), wall_total + sum(wall), count + len(commands)
+        folder = next(iter(seeds.values()))["folder"].parent
+        files = run_files(folder)
         lines.append(f"| {label(variant)} | {', '.join(map(str, sorted(seeds)))} | {', '.join(commits)} | "
-                     f"{np.mean(cpu):.0f} | {np.mean(wall):.0f} |")
+                     f"{np.mean(cpu):.0f} | {np.mean(wall):.0f} | {len(files)} | "
+                     f"`{fingerprint(files, folder.parent)[:16]}` |")
     lines += ["", f"In all: {count} runs, {cpu_total / 60:.0f} CPU minutes (one torch thread each, at `nice -n 10`), "
               f"{wall_total / 60:.0f} minutes of wall time summed over the runs (three ran at a time on a shared "
               "2-core machine, so wall time is several times the CPU time). CPU seconds include predicting and "
@@ -281,9 +360,67 @@ def runs_table(found: dict) -> list[str]:
     return lines
 
 
-def summary(outcomes: list[str]) -> str:
-    counts = {kind: outcomes.count(kind) for kind in (REPRODUCED, NOT_REPRODUCED, NOT_DECIDABLE, "not run")}
-    return ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) + f" (of {len(outcomes)} cells)"
+def outcome_counts(cells: list[dict]) -> dict:
+    """``{outcome: count}`` in :data:`OUTCOMES` order, then one-seed and not-run cells; absent outcomes left out."""
+    counts = {}
+    for cell in cells:
+        counts[cell["outcome"]] = counts.get(cell["outcome"], 0) + 1
+    order = [*OUTCOMES, *sorted(set(counts) - {*OUTCOMES, ONE_SEED, NOT_RUN}), ONE_SEED, NOT_RUN]
+    return {o: counts[o] for o in order if o in counts}
+
+
+def summary(cells: list[dict]) -> str:
+    counts = outcome_counts(cells)
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items()) + f" (of {len(cells)} cells)"
+
+
+def das_range(values) -> str:
+    values = list(values)
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+def reading(found: dict, unigram: dict, comparisons: list[dict], within: list[dict]) -> list[str]:
+    """The summary of the tables, every number and verdict rendered from them."""
+    cells = comparisons + within
+    perplexities = {v: np.mean([run["original"]["ubuntu"]["perplexity"] for run in seeds.values()])
+                    for v, seeds in found.items()}
+    ratios = [run["original"]["ubuntu"]["perplexity"] / unigram["perplexity"] for seeds in found.values()
+              for run in seeds.values()]
+    ours = [np.mean(list(das(seeds, name).values())) for seeds in found.values() for name in SETS]
+    theirs = [value for paper in PAPER.values() for value in paper[2:]]
+    even = {s: [100 * np.mean([run["original"]["ubuntu"]["mean_as_history"] for run in found[v].values()])
+                for v in found if v.split("@")[0] == s] for s in STRUCTURES}
+    lines = [f"- Every run's test perplexity is {min(ratios):.2f} to {max(ratios):.2f} x the unigram's "
+             f"{unigram['perplexity']:.1f} (the margin line below); the variants' mean perplexities span "
+             f"{min(perplexities.values()):.1f} to {max(perplexities.values()):.1f} (the paper's "
+             f"{min(p[0] for p in PAPER.values()):.1f} to {max(p[0] for p in PAPER.values()):.1f}).",
+             f"- Our DAS ratios (means over seeds, per variant and set) range {das_range(ours)}; the paper's Table 3 "
+             f"values range {das_range(theirs)}.",
+             f"- Verdicts: {summary(cells)}. A cell resting on one seed gets no verdict (its value is shown); "
+             f"{sum(c['against'] for c in cells)} cells (marked {AGAINST}) test a difference that the paper's own "
+             "Table 3 puts at 0 or below although its text claims the first exceeds the second; they test the "
+             "direction of the paper's numbers (the text's where the numbers are equal)."]
+    for structure in STRUCTURES:
+        mine = [c for c in comparisons if c["structures"] == {structure}]
+        lines.append(f"- {NAMES[structure]} (comparisons of two of its variants; mean History AS of its variants "
+                     f"{min(even[structure]):.1f} to {max(even[structure]):.1f} %): {summary(mine)}.")
+    needed = sorted(c["verdict"].seeds_for_power for c in cells
+                    if c["verdict"] and c["verdict"].seeds_for_power is not None)
+    sized = [c for c in cells if c["verdict"] and c["verdict"].paper is not None]
+    if needed:
+        lines.append(f"- Seeds that would give power 0.8 at the paper's value, at our spread: {needed[0]} to "
+                     f"{needed[-1]} (median {int(np.median(needed))}) over {len(needed)} cells; more than 1000 for "
+                     f"{len(sized) - len(needed)} of the {len(sized)} cells with a paper value and two or more seeds. "
+                     f"Below {MIN_SEEDS} seeds the rule decides nothing; the highest power at our seeds is "
+                     f"{max(c['verdict'].power for c in sized if c['verdict'].power is not None):.2f}.")
+    history = within[-1]
+    lines.append(f"- The attention loss and History AS (StaticUI 0.0 − 0.7, %): {history['text'].lstrip(AGAINST)}.")
+    contradicted = [c for c in cells if c["outcome"] == "contradicted"]
+    if contradicted:
+        lines.append("- Contradicted: " + "; ".join(
+            f"{' − '.join(label(v) for v in c['variants'])} on {c['set'].replace('_', ' ')} ({c['verdict'].mean:+.3f})"
+            for c in contradicted) + ".")
+    return lines
 
 
 def setting_sentence(found: dict) -> str:
@@ -297,13 +434,31 @@ def setting_sentence(found: dict) -> str:
             f"(the same seeded id subsample in every set); bootstrap intervals: {training['replicates']} replicates.")
 
 
-def generate(root: Path | None = None) -> str:
+def build(root: Path | None = None) -> tuple[str, dict]:
+    """The generated part of the report and the summary the README's status paragraph is rendered from."""
     found = collect(root)
-    unigram = json.loads(UNIGRAM.read_text(encoding="utf-8"))
+    if not found:
+        raise RunFileError(root or RUNS, "holds no <variant>/seed_<s>/ run folder; run collect.py")
+    unigram = read_json(UNIGRAM)
     seeds = sorted({len(s) for s in found.values()})
     comparisons, outcomes = comparison_table(found)
     within, more = within_table(found)
-    lines = ["## Table 3 beside ours (generated)", "",
+    cells = outcomes + more
+    summary_data = {
+        "paper": "Xing & Gulla (2022)", "report": "docs/reproduction_xing.md", "generator": GENERATOR,
+        "cells": len(cells), "outcomes": outcome_counts(cells),
+        "groups": [{"name": f"{len(found)} variants, comparisons of two variants' DAS ratio",
+                    "seeds": sorted({c["verdict"].seeds for c in outcomes if c["verdict"]}), "cells": len(outcomes),
+                    "outcomes": outcome_counts(outcomes), "note": None},
+                   {"name": "findings within one variant",
+                    "seeds": sorted({c["verdict"].seeds for c in more if c["verdict"]}), "cells": len(more),
+                    "outcomes": outcome_counts(more), "note": None}],
+        "notes": [f"{sum(c['against'] for c in cells)} of its {len(cells)} cells test a difference that the paper's "
+                  "own Table 3 puts at 0 or below although its text claims the opposite"],
+        "cost": {"runs": sum(map(len, found.values())), "cpu_minutes": round(sum(
+            run["command"]["cpu_seconds"] for seeds in found.values() for run in seeds.values()) / 60)}}
+    lines = ["## Summary (generated)", "", *reading(found, unigram, outcomes, more), "",
+             "## Table 3 beside ours (generated)", "",
              f"From the run files under `reproduction_xing/runs/` ({sum(map(len, found.values()))} runs of "
              f"{len(found)} of the 23 variants, {' or '.join(map(str, seeds))} seed{'s' * (seeds != [1])} each: "
              "the table of what ran says which). "
@@ -326,16 +481,25 @@ def generate(root: Path | None = None) -> str:
              "Table 6 (rare sets):", "", *as_table(found, RARE, True), "",
              "## Verdicts (generated)", "",
              "By the rule of `dialshift.verdicts`, one rule for the four reports: per finding, the per-seed paired "
-             "difference (the same seed of both variants, on the same test rows), its mean and 95 % t interval across "
-             "seeds; the paper's direction with an interval excluding 0 is reproduced, the opposite direction with "
-             "such an interval not reproduced, anything else (or a single seed) not decidable. Every cell is one "
-             "test set; \"paper\" is the same difference in the paper's Table 3. The paper reads its Begin / End sets "
-             "as biased by the LSTM's recency (§5.3) and draws its conclusions from the random and Middle sets.", "",
+             "difference (the same seed of both variants, on the same test rows), its mean and 95 % interval across "
+             "seeds, weighed against the paper's value (\"paper\": the same difference in the paper's Table 3; the "
+             "module's docstring defines the outcomes), with the power to detect the paper's value at our spread and "
+             "the seeds that would give power 0.8. A cell resting on one seed gets no verdict. The direction tested "
+             f"is the sign of the paper's numbers; cells marked {AGAINST} are those where the paper's numbers put the "
+             "difference at 0 or below although its text claims the first exceeds the second (at 0 the text's "
+             "direction is tested). Every cell is one test set. The paper reads "
+             "its Begin / End sets as biased by the LSTM's recency (§5.3) and draws its conclusions from the random "
+             "and Middle sets.", "",
              f"Comparisons of two variants' DAS ratio ({summary(outcomes)}):", "", *comparisons, "",
              f"Within one variant ({summary(more)}):", "", *within, "",
              *perplexity_row(found, unigram), "",
              "## What ran and what it cost (generated)", "", *runs_table(found)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", summary_data
+
+
+def generate(root: Path | None = None) -> str:
+    """The generated part of the report (:func:`build`)."""
+    return build(root)[0]
 
 
 def compute_unigram(dataset: str, root: Path | None = None) -> dict:
@@ -376,7 +540,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.unigram and reports.write_json(UNIGRAM, compute_unigram, args.unigram):
         return 2
-    return reports.render(REPORT, generate(), GENERATOR, args.check)
+    try:
+        generated, summary_data = build()
+    except DialshiftError as error:
+        print(f"make_tables.py: error: {error}", file=sys.stderr)
+        return 2
+    status = reports.render(REPORT, generated, GENERATOR, args.check)
+    if args.check and status:  # one line for a check that fails
+        return status
+    return reports.write_or_check(SUMMARY, json.dumps(summary_data, indent=1, ensure_ascii=False) + "\n",
+                                  args.check, GENERATOR)
 
 
 if __name__ == "__main__":
