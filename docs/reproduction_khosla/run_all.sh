@@ -11,27 +11,31 @@
 # OUT/BUILD/CONFIG/seed_S/command.json (commit, command, threads, wall and CPU seconds). Finished seeds are skipped.
 # Then `python docs/reproduction_khosla/collect.py OUT` copies the files the report reads.
 set -euo pipefail
-out=${1:?usage: run_all.sh OUT [FIRST_SEED LAST_SEED [JOB ...]]}
+out=$(realpath -m "${1:?usage: run_all.sh OUT [FIRST_SEED LAST_SEED [JOB ...]]}")
 first=${2:-0}
 last=${3:-9}
 shift $(( $# < 3 ? $# : 3 ))
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(nodedup:hwu12_cov:2 default:clinc14_cov:2 default:hwu12_cov:2)
 python=$(realpath -s "${PYTHON:-.venv/bin/python}")  # -s: a venv's python is a symlink; resolving it leaves the venv
-data=${DIALSHIFT_DATA_DIR:-/work/shared/data}
+data=$(realpath -m "${DIALSHIFT_DATA_DIR:-/work/shared/data}")
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
 commit=$(git rev-parse "${CODE_COMMIT:-HEAD}")
 code="$out/code/$commit"
 if [ ! -d "$code" ]; then
-  mkdir -p "$code.tmp" && git archive "$commit" dialshift trainers | tar -x -C "$code.tmp" && mv "$code.tmp" "$code"
+  # the library, the trainers and the family and metric packages (installed as dialshift_families and
+  # dialshift_metrics: the entry points of the environment name them, so they must come from the same commit)
+  mkdir -p "$code.tmp" && git archive "$commit" dialshift trainers dataset_scripts metrics | tar -x -C "$code.tmp"
+  ln -s dataset_scripts "$code.tmp/dialshift_families" && ln -s metrics "$code.tmp/dialshift_metrics"
+  mv "$code.tmp" "$code"
 fi
 export PYTHONPATH="$(realpath "$code")"
 
 for build in default nodedup; do
   if [ ! -f "$out/build_$build/.dialshift-build.json" ]; then
     options=(); [ "$build" = nodedup ] && options=(--cov-dedup none)
-    "$python" -m dialshift build --family covariate "${options[@]}" --data-dir "$data" --out "$out/build_$build" \
-      --no-progress
+    (cd "$code" && "$python" -m dialshift build --family covariate "${options[@]}" --data-dir "$data" --out "$out/build_$build" \
+      --no-progress)  # from the copy's folder: the current one's dialshift/ would come first on sys.path
   fi
 done
 
