@@ -24,6 +24,8 @@ from pathlib import Path, PurePosixPath
 
 #: The kinds of temporary names: ``tmp`` for output being written, ``old`` for a folder being swapped out.
 TEMPORARY_KINDS = ("tmp", "old")
+#: The marker file of a dataset folder written by ``dialshift build`` (:data:`dialshift.hub.layout.MARKER`).
+DATASET_MARKER = ".dialshift-build.json"
 
 
 def temporary_sibling(path, kind: str = "tmp") -> Path:
@@ -280,14 +282,13 @@ def check_outside_datasets(path, flag: str = "--out") -> None:
     ``.dialshift-build.json``): results, models or pages written there would be pushed, carried by every rebuild
     and, for a nested dataset folder, break the outer one's ``validate``."""
     from dialshift.errors import DialshiftError
-    from dialshift.hub.layout import MARKER
 
     path = Path(path).expanduser().absolute()
     for folder in (path, *path.resolve().parents):
-        if (folder / MARKER).is_file():
+        if (folder / DATASET_MARKER).is_file():
             relation = "is" if folder == path else "is inside"
             raise DialshiftError(f"{flag} {path} {relation} the dataset folder {folder} (dialshift built it: "
-                                 f"{MARKER}); write outside it: choose another {flag}")
+                                 f"{DATASET_MARKER}); write outside it: choose another {flag}")
 
 
 def claim_owned_folder(path, marker: str, description: str, **checks) -> Path:

@@ -23,11 +23,11 @@ LAYERS = (
     # checked argparse types: what everything else may use.
     ("dialshift", "dialshift.errors", "dialshift.io", "dialshift.data_dir", "dialshift.configs", "dialshift.parallel",
      "dialshift.identity",
-     "dialshift.text", "dialshift.arguments"),
+     "dialshift.text", "dialshift.arguments", "dialshift.heartbeat"),
     # Resources and pure numerics: WordNet lookup, the numpy core of every metric, the reports' verdict rule, their
     # generated parts and across-seed summaries.
     ("dialshift.wordnet", "dialshift.metrics", "dialshift.verdicts", "dialshift.verdict_simulation",
-     "dialshift.reports", "dialshift.run_files", "dialshift.across_seeds"),
+     "dialshift.reports", "dialshift.run_files", "dialshift.report_inputs", "dialshift.across_seeds"),
     # Data: raw-corpus readers, their downloader and the seeded shifts applied to them.
     ("dialshift.sources", "dialshift.shifts", "dialshift.download"),
     # The family plug-in interface (families build with shifts; the core never imports a family).
@@ -43,14 +43,19 @@ LAYERS = (
     ("dialshift.hub.push", "dialshift.hub.spaces", "dialshift.hub"),
     # Models (torch) and figures: they use metrics, never scoring, training or evaluation runs.
     ("dialshift.models", "dialshift.plots"),
-    # Scoring predictions against a dataset folder's gold.
-    ("dialshift.scoring",),
-    # Training models, and running rankers or open-world classifiers over datasets (scored through dialshift.scoring).
-    ("dialshift.training", "dialshift.ranking", "dialshift.open_world_evaluation"),
+    # Scoring predictions against a dataset folder's gold; checking instances for their task; the lite split.
+    ("dialshift.scoring", "dialshift.instances", "dialshift.lite"),
+    # Training models, and running rankers or open-world classifiers over datasets (scored through dialshift.scoring);
+    # the lm-evaluation-harness bridge (tasks out, logged samples in as prediction files).
+    # The model adapters of `dialshift evaluate` score through the ranking loop, so they sit with it.
+    ("dialshift.training", "dialshift.ranking", "dialshift.models.adapters", "dialshift.open_world_evaluation",
+     "dialshift.harness"),
     # The library entry points: build a folder, load a config, publish results, bundle runs, their returned files
-    # and the wheels they carry; your own shifted configs as a folder.
+    # and the wheels they carry; your own shifted configs as a folder; the plug-ins installed (the shift plug-ins
+    # build their shifts from your training file, as `dialshift shift` does).
     ("dialshift.build", "dialshift.loading", "dialshift.leaderboard", "dialshift.bundle", "dialshift.returned",
-     "dialshift.wheels", "dialshift.custom"),
+     "dialshift.wheels", "dialshift.custom", "dialshift.plugins", "dialshift.shifts.plugins",
+     "dialshift.shifts.shipped"),
     # The command line.
     ("dialshift.commands", "dialshift.cli", "dialshift.__main__"),
     # The families and the trainers shipped with dialshift: plug-ins on top of the core.

@@ -5,13 +5,15 @@ import os
 from pathlib import Path
 
 from dialshift.errors import DialshiftError
+from dialshift.io import DATASET_MARKER
 
 README = "README.md"
 #: The card's YAML key holding dialshift's own metadata: ``{version, configs: {name: {config, facts, files}}}``.
 METADATA_KEY = "dialshift"
 #: The file that marks a folder as written by ``dialshift build``; it lists the files the builder owns there and, from
-#: format 2, the sha256 of each as written (a listed file with another checksum is not the builder's).
-MARKER = ".dialshift-build.json"
+#: format 2, the sha256 of each as written (a listed file with another checksum is not the builder's). Its name is
+#: :data:`dialshift.io.DATASET_MARKER`: every writer refuses an output folder inside a dataset folder.
+MARKER = DATASET_MARKER
 MARKER_FORMAT = 2
 
 

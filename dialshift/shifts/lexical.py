@@ -50,6 +50,7 @@ from dialshift.shifts.replace import (
     target_count,
     word_positions,
 )
+from dialshift.shifts.table_cache import synonym_table_digest
 from dialshift.shifts.words import (
     Vocabulary,
     is_name_like,
@@ -96,17 +97,6 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
             counted += is_counted(tokens, index, entry)
         found = synonyms.turns[text] = (tuple(choices), counted)
     return found
-
-
-def synonym_table_digest(synonyms: SynonymTable) -> str:
-    """What decides a synonym table's answers: its WordNet database, vocabulary and rules."""
-    from dialshift.wordnet import wordnet_fingerprint
-
-    wordnet = synonyms.wordnet
-    source = wordnet_fingerprint(wordnet) if hasattr(wordnet, "root") else type(wordnet).__qualname__
-    vocabulary = synonyms.vocabulary
-    return digest(source, sorted(vocabulary.counts.items()), vocabulary.case_sensitive,
-                  synonyms.exclude_number_senses, synonyms.rules.key())
 
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:

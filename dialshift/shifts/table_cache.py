@@ -45,10 +45,19 @@ def code_digest() -> str:
     return digest(FORMAT, sources, versions)
 
 
+def synonym_table_digest(synonyms) -> str:
+    """What decides a synonym table's answers: its WordNet database, vocabulary and rules."""
+    from dialshift.wordnet import wordnet_fingerprint
+
+    wordnet = synonyms.wordnet
+    source = wordnet_fingerprint(wordnet) if hasattr(wordnet, "root") else type(wordnet).__qualname__
+    vocabulary = synonyms.vocabulary
+    return digest(source, sorted(vocabulary.counts.items()), vocabulary.case_sensitive,
+                  synonyms.exclude_number_senses, synonyms.rules.key())
+
+
 def table_key(table) -> str:
     """The cache key of a synonym table: its answers depend on nothing else."""
-    from dialshift.shifts.lexical import synonym_table_digest
-
     return digest(code_digest(), synonym_table_digest(table))
 
 
