@@ -51,13 +51,17 @@ def _spread(confidence, grid: int):
 
 def _grid_sums(confidence, values, grid: int, weights) -> np.ndarray:
     """``R x grid`` weighted sums of ``values`` spread linearly onto ``grid`` points over [0, 1] (:func:`_spread`)."""
-    lower, upper_share = _spread(confidence, grid)
+    return _spread_sums(*_spread(confidence, grid), values, grid, weights)
+
+
+def _spread_sums(lower, upper_share, values, size: int, weights) -> np.ndarray:
+    """``R x size`` weighted sums of ``values`` split between cells ``lower`` and ``lower + 1`` (:func:`_grid_sums`)."""
     if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
         weights = weights[0]
-        sums = (weighted_bincount(lower, (1.0 - upper_share) * values, grid, weights)
-                + weighted_bincount(lower + 1, upper_share * values, grid, weights))
+        sums = (weighted_bincount(lower, (1.0 - upper_share) * values, size, weights)
+                + weighted_bincount(lower + 1, upper_share * values, size, weights))
         return np.atleast_2d(sums)
-    return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], grid, weights)
+    return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], size, weights)
 
 
 def _kernel(grid: int, bandwidth: float) -> np.ndarray:
@@ -129,13 +133,19 @@ def _smooth_ece_at(confidence, residual, weights, bandwidths, cache: dict) -> np
 def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
     """The ``grid x points`` matrix ``A`` with ``smoothed(t) = G @ A`` for grid sums ``G``: the reflected Gaussian
     convolution of :func:`_smooth_ece_at` followed by its linear interpolation, applied to the identity (the smoothing
-    is linear in the grid sums, so one matrix product scores a whole block of replicates at a fixed bandwidth)."""
-    from scipy import fft
+    is linear in the grid sums, so one matrix product scores a whole block of replicates at a fixed bandwidth).
 
+    Built directly rather than by FFTs of the identity: grid point ``j`` is one unit at ``j`` of the periodic
+    extension and, for ``0 < j < E - 1``, its mirror image at ``P - j``, so its smoothed row read at ``m`` is
+    ``kernel[(m - j) mod P] + kernel[(m + j) mod P]`` (the kernel zero-padded to ``P``): the same matrix up to the
+    FFTs' rounding (about 1e-16), without their cost (two FFTs of ``E x P``, for each bandwidth)."""
     period = 2 * (grid - 1)
-    kernel = fft.rfft(_kernel(grid, bandwidth), period)
+    kernel = np.zeros(period)
+    kernel[:grid] = _kernel(grid, bandwidth)
     read = (np.arange(grid) + grid // 2) % period
-    smoothed = fft.irfft(fft.rfft(_period(np.eye(grid)), axis=1) * kernel, period, axis=1)[:, read]
+    j = np.arange(grid)[:, None]
+    smoothed = kernel[(read - j) % period]
+    smoothed[1:-1] += kernel[(read + j[1:-1]) % period]
     return _interpolate(np.linspace(0.0, 1.0, points), smoothed)
 
 
@@ -146,10 +156,14 @@ def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.nda
     grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
     points = int(max(round(10 / bandwidth), 200))
     operator = _smoothing_operator(grid, float(bandwidth), points)
-    total_residual = np.abs(_grid_sums(confidence, residual, grid, weights) @ operator).sum(axis=1)
     lower, upper_share = _spread(confidence, grid)
     read = operator.sum(axis=1)
     mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
+    # only the grid points some confidence spreads onto: the other rows of the product are zero
+    occupied = np.union1d(lower, lower + 1)
+    position = np.searchsorted(occupied, lower)
+    sums = _spread_sums(position, upper_share, residual, len(occupied), weights)
+    total_residual = np.abs(sums @ operator[occupied]).sum(axis=1)
     total_density = weights @ mass_share + DENSITY_FLOOR * points
     return total_residual / total_density
 
