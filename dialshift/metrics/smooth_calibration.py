@@ -142,10 +142,11 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
     period = 2 * (grid - 1)
     kernel = np.zeros(period)
     kernel[:grid] = _kernel(grid, bandwidth)
-    read = (np.arange(grid) + grid // 2) % period
-    j = np.arange(grid)[:, None]
-    smoothed = kernel[(read - j) % period]
-    smoothed[1:-1] += kernel[(read + j[1:-1]) % period]
+    # row j read at i: kernel[(i + E // 2 - j) mod P] and kernel[(i + E // 2 + j) mod P], windows of one extension
+    extended = kernel[(np.arange(-(grid - 1), 2 * grid - 1) + grid // 2) % period]
+    windows = np.lib.stride_tricks.sliding_window_view(extended, grid)
+    smoothed = windows[grid - 1::-1].copy()
+    smoothed[1:-1] += windows[grid:2 * grid - 2]
     return _interpolate(np.linspace(0.0, 1.0, points), smoothed)
 
 
@@ -160,7 +161,9 @@ def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.nda
     read = operator.sum(axis=1)
     mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
     # only the grid points some confidence spreads onto: the other rows of the product are zero
-    occupied = np.union1d(lower, lower + 1)
+    spread_onto = np.zeros(grid, bool)
+    spread_onto[lower] = spread_onto[lower + 1] = True
+    occupied = np.flatnonzero(spread_onto)
     position = np.searchsorted(occupied, lower)
     sums = _spread_sums(position, upper_share, residual, len(occupied), weights)
     total_residual = np.abs(sums @ operator[occupied]).sum(axis=1)
