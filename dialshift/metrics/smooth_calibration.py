@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from dialshift.metrics._weighted import as_weights, weighted_bincount, weighted_sums
+from dialshift.metrics._weighted import as_weights, row_totals, weighted_bincount, weighted_sums
 
 #: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
 DENSITY_FLOOR = 1e-4
@@ -212,7 +212,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
         fixed = _point_bandwidth(stats, confidence, residual)
     if fixed is not None:
         value = _smooth_ece_fixed(confidence, residual, rows, fixed)
-        value[rows.sum(axis=1) == 0] = np.nan
+        value[row_totals(rows) == 0] = np.nan
         if np.ndim(weights) != 2:
             return (float(value[0]), fixed) if return_bandwidth else float(value[0])
         return (value, np.full(len(rows), fixed)) if return_bandwidth else value
@@ -340,7 +340,7 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None, squared: bo
     else:
         order = np.argsort(confidence, kind="stable")
         confidence, correct = confidence[order], correct[order]
-    totals = rows.sum(axis=1)
+    totals = row_totals(rows)
     values = np.empty(len(rows))
     step = max(1, BLOCK_ELEMENTS // len(confidence))
     for start in range(0, len(rows), step):
