@@ -5,8 +5,9 @@ import pytest
 from test_scoring import make_folder
 
 from benchmarks import calibration_coverage
-from dialshift.metrics.calibration import bin_edges, bin_index
-from dialshift.metrics.calibration_test import calibration_test, consistency_test, smooth_ece_null_mean
+from dialshift.metrics.calibration import bin_edges, bin_index, calibration_test
+from dialshift.metrics.calibration_test import consistency_test
+from dialshift.metrics.smooth_calibration import smooth_ece_null_mean
 from dialshift.scoring import ScoringSettings, score_directory
 from dialshift.scoring.calibration import difference_interval, metric_interval
 from dialshift.scoring.report import render_markdown

@@ -312,9 +312,8 @@ def ece(predictions, references, n_bins=15, binning="equal_width", norm="l1", mo
         "bin_edges": edges.tolist(),
     }
     if calibration_test:
-        from dialshift.metrics.calibration_test import calibration_test as test
-
-        result["calibration_p_value"] = test(predictions, references, n_bins, test_replicates, test_seed)["p_value"]
+        result["calibration_p_value"] = _calibration_test(predictions, references, n_bins, test_replicates,
+                                                          test_seed)["p_value"]
     return result
 
 
@@ -372,3 +371,21 @@ def brier(predictions, references, n_bins=15):
         "resolution": float(np.sum(counts[filled] * (frequency - base) ** 2) / n),
         "uncertainty": float(np.sum(base_rate * (1.0 - base_rate))),
     }
+
+
+def calibration_test(predictions, references, n_bins=15, replicates=1000, seed=0) -> dict:
+    """p-value of "the model is calibrated" (top label) by consistency resampling of the binned ECE over
+    ``n_bins`` equal-width bins (:mod:`dialshift.metrics.calibration_test`); the dict of its ``consistency_test``.
+
+    Example:
+        >>> result = calibration_test([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1, 1], n_bins=5)
+        >>> 0 < result["p_value"] <= 1, result["replicates"]
+        (True, 1000)
+    """
+    from dialshift.metrics.calibration_test import consistency_test
+
+    n_bins = check_n_bins(n_bins)
+    return consistency_test(top_label_stats(predictions, references, n_bins), n_bins, replicates, seed)
+
+
+_calibration_test = calibration_test  # ece() has an argument of that name

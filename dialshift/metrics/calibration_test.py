@@ -5,7 +5,8 @@ prediction of confidence ``c`` is right with probability ``c``, so test sets of 
 confidences show how large the statistic gets by chance alone. The p-value is ``(1 + #{null statistic >= observed})
 / (1 + replicates)`` (Davison and Hinkley, 1997, eq. 4.11; never 0).
 
-The statistic is the top-label binned ECE of :func:`dialshift.metrics.calibration.ece_compute` (equal-width,
+The statistic is the top-label binned ECE (:func:`binned_ece`, the value of
+:func:`dialshift.metrics.calibration.ece_compute`) (equal-width,
 right-closed bins): of the three calibration estimators it had the most power in ``benchmarks/calibration_coverage.py``
 (docs/metrics.md), and it depends on the labels only through each bin's number of right predictions. Under the null
 that number is a sum of independent Bernoulli(``c_i``) draws; it is drawn as a Binomial(``n_b``, mean confidence of the
@@ -15,6 +16,10 @@ one per instance. Confidences are not redrawn: the test is conditional on them, 
 
 The draws come from ``numpy.random.default_rng([seed, digest])`` where ``digest`` is a hash of the statistics, so the
 same predictions and seed give the same p-value, alone or beside other configs.
+
+This module needs only the per-instance statistics; :func:`dialshift.metrics.calibration.calibration_test` computes
+them from predictions, and :func:`dialshift.metrics.smooth_calibration.smooth_ece_null_mean` gives smooth ECE's bias
+at calibration.
 """
 
 import hashlib
@@ -47,59 +52,26 @@ def ece_null(stats: dict, n_bins: int = 15, replicates: int = REPLICATES, seed: 
     return np.abs(confidence_sums[filled] - hits).sum(axis=1) / counts.sum()
 
 
+def binned_ece(stats: dict, n_bins: int = 15) -> float:
+    """The observed statistic: the binned top-label ECE of the statistics, ``sum_b |sum c - sum y| / n`` (the value of
+    :func:`~dialshift.metrics.calibration.ece_compute`, computed here as :func:`ece_null` computes its replicates)."""
+    confidence = np.asarray(stats["confidence"], dtype=np.float64)
+    counts = weighted_bincount(stats["bin"], None, n_bins)
+    gaps = weighted_bincount(stats["bin"], confidence - np.asarray(stats["correct"], dtype=np.float64), n_bins)
+    return float(np.abs(gaps).sum() / counts.sum())
+
+
 def consistency_test(stats: dict, n_bins: int = 15, replicates: int = REPLICATES, seed: int = 0) -> dict:
     """Consistency-resampling test of calibration (module docstring) of top-label statistics.
 
     Returns ``{"p_value", "statistic": "ece", "observed", "null_mean", "replicates"}``: ``null_mean`` is the binned
     ECE expected of a calibrated model with these confidences (the statistic's bias at calibration).
     """
-    from dialshift.metrics.calibration import ece_compute
-
     if int(replicates) < 1:
         raise ValueError(f"replicates must be a positive integer, got {replicates!r}")
-    observed = ece_compute(stats, n_bins)
+    observed = binned_ece(stats, n_bins)
     null = ece_null(stats, n_bins, replicates, seed)
     # a null value equal to the observed one up to rounding counts as at least as large
     exceed = int(np.count_nonzero(null >= observed - 1e-12))
     return {"p_value": (1 + exceed) / (1 + len(null)), "statistic": "ece", "observed": float(observed),
             "null_mean": float(null.mean()), "replicates": int(replicates)}
-
-
-def calibration_test(predictions, references, n_bins=15, replicates=REPLICATES, seed=0) -> dict:
-    """p-value of "the model is calibrated" (top label) by consistency resampling of the binned ECE over
-    ``n_bins`` equal-width bins (module docstring); the dict of :func:`consistency_test`.
-
-    Example:
-        >>> result = calibration_test([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1, 1], n_bins=5)
-        >>> 0 < result["p_value"] <= 1, result["replicates"]
-        (True, 1000)
-    """
-    from dialshift.metrics._checks import check_n_bins
-    from dialshift.metrics.calibration import top_label_stats
-
-    n_bins = check_n_bins(n_bins)
-    return consistency_test(top_label_stats(predictions, references, n_bins), n_bins, replicates, seed)
-
-
-def smooth_ece_null_mean(stats: dict, bandwidth: float | None = None) -> float:
-    """The smooth ECE a calibrated model with these confidences is expected to show (its bias at calibration), at
-    ``bandwidth`` (default: the point estimate's, :func:`~dialshift.metrics.smooth_calibration.smooth_ece_compute`).
-
-    At a fixed bandwidth smECE is ``sum_t |R(t)| / sum_t D(t)`` with the smoothed residual ``R(t)`` linear in the
-    residuals ``c_i - y_i``; under the null these are independent with mean 0 and variance ``c_i (1 - c_i)``, so
-    ``R(t)`` has variance ``V(t) = sum_i A(t, c_i)^2 c_i (1 - c_i)`` (``A``: the smoothing operator, each instance
-    read at its position) and, approximately normal, ``E|R(t)| = sqrt(2 V(t) / pi)``. The density ``D`` does not
-    depend on the labels."""
-    from dialshift.metrics import smooth_calibration as smooth
-
-    confidence = np.asarray(stats["confidence"], dtype=np.float64)
-    if bandwidth is None:
-        residual = confidence - np.asarray(stats["correct"], dtype=np.float64)
-        bandwidth = smooth._point_bandwidth(stats, confidence, residual)
-    grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
-    points = int(max(round(10 / bandwidth), 200))
-    operator = smooth._smoothing_operator(grid, float(bandwidth), points)
-    ones = np.ones((1, len(confidence)))
-    variance = smooth._grid_sums(confidence, confidence * (1.0 - confidence), grid, ones) @ (operator * operator)
-    density = smooth._grid_sums(confidence, np.ones_like(confidence), grid, ones) @ operator + smooth.DENSITY_FLOOR
-    return float(np.sqrt(2.0 / np.pi * variance).sum() / density.sum())

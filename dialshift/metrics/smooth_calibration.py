@@ -405,3 +405,25 @@ def debiased_l2(predictions, references, n_bins=15, calibration_test=False, test
     stats = top_label_stats(predictions, references)  # bins: the default 15 equal-width ones, those of the test
     return _with_test({"debiased_l2": debiased_l2_compute(stats, check_n_bins(n_bins))}, stats, calibration_test,
                       test_replicates, test_seed)
+
+
+def smooth_ece_null_mean(stats: dict, bandwidth: float | None = None) -> float:
+    """The smooth ECE a calibrated model with these confidences is expected to show (its bias at calibration), at
+    ``bandwidth`` (default: the point estimate's, :func:`~dialshift.metrics.smooth_calibration.smooth_ece_compute`).
+
+    At a fixed bandwidth smECE is ``sum_t |R(t)| / sum_t D(t)`` with the smoothed residual ``R(t)`` linear in the
+    residuals ``c_i - y_i``; under the null these are independent with mean 0 and variance ``c_i (1 - c_i)``, so
+    ``R(t)`` has variance ``V(t) = sum_i A(t, c_i)^2 c_i (1 - c_i)`` (``A``: the smoothing operator, each instance
+    read at its position) and, approximately normal, ``E|R(t)| = sqrt(2 V(t) / pi)``. The density ``D`` does not
+    depend on the labels."""
+    confidence = np.asarray(stats["confidence"], dtype=np.float64)
+    if bandwidth is None:
+        residual = confidence - np.asarray(stats["correct"], dtype=np.float64)
+        bandwidth = _point_bandwidth(stats, confidence, residual)
+    grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
+    points = int(max(round(10 / bandwidth), 200))
+    operator = _smoothing_operator(grid, float(bandwidth), points)
+    ones = np.ones((1, len(confidence)))
+    variance = _grid_sums(confidence, confidence * (1.0 - confidence), grid, ones) @ (operator * operator)
+    density = _grid_sums(confidence, np.ones_like(confidence), grid, ones) @ operator + DENSITY_FLOOR
+    return float(np.sqrt(2.0 / np.pi * variance).sum() / density.sum())

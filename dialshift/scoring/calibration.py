@@ -9,7 +9,7 @@ their ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles, ``h = (q_
 (the bootstrap's estimate of the bias) and ``B0`` the statistic expected of a calibrated model with the same
 confidences (the bias at calibration, the largest bias a statistic of absolute gaps has:
 :func:`~dialshift.metrics.calibration_test.consistency_test`'s ``null_mean`` for ECE,
-:func:`~dialshift.metrics.calibration_test.smooth_ece_null_mean` for smooth ECE):
+:func:`~dialshift.metrics.smooth_calibration.smooth_ece_null_mean` for smooth ECE):
 
 * **binned ECE, smooth ECE**: ``[T - max(b*, B0) - h, T + h]``: the bias lies between 0 and ``max(b*, B0)``;
 * **debiased L2**: the debiased *squared* error ``S`` is unbiased, but its bootstrap replicates are not (their mean

@@ -465,7 +465,8 @@ def _calibration_metrics(stats: dict, n_bins: int, weights=None, auxiliary: bool
 def _calibration_test(stats: dict, options: dict, replicates: int, seed: int, bandwidth=None):
     """The consistency-resampling test of calibration (:mod:`dialshift.metrics.calibration_test`) of a task's
     top-label statistics, or None without them; ``bandwidth``: the point estimate's smooth-ECE bandwidth, if known."""
-    from dialshift.metrics.calibration_test import consistency_test, smooth_ece_null_mean
+    from dialshift.metrics.calibration_test import consistency_test
+    from dialshift.metrics.smooth_calibration import smooth_ece_null_mean
 
     if "confidence" not in stats:
         return None
