@@ -370,3 +370,17 @@ def test_a_method_folder_rescored_by_score_is_still_dialshifts(tmp_path):
     assert foreign_files(out, RESULTS_MARKER, (*RESULTS_WRITES, "vanilla")) == []
     (method / "notes.md").write_text("mine")
     assert foreign_files(out, RESULTS_MARKER, (*RESULTS_WRITES, "vanilla")) == ["vanilla/notes.md"]
+
+
+@pytest.mark.parametrize("item", ["tpr_level=NaN", "tpr_level=Infinity", "tpr_level=1.5", "ece_bins=0",
+                                  "ece_bins=1e400", "sum_tolerance=-1"])
+def test_score_options_are_checked_when_given_not_only_when_a_task_uses_them(item):
+    """Issue 36: `--option tpr_level=NaN` was accepted when no scored config's task reads tpr_level."""
+    from dialshift.commands.score import parse_options
+    from dialshift.errors import DialshiftError
+
+    name = item.partition("=")[0]
+    with pytest.raises(DialshiftError, match=f"--option {name}"):
+        parse_options([item])
+    assert parse_options(["tpr_level=0.9", "ece_bins=10", "label_name=x"]) == \
+        {"tpr_level": 0.9, "ece_bins": 10, "label_name": "x"}

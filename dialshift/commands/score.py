@@ -64,10 +64,13 @@ def register(subparsers) -> None:
 
 
 def parse_options(items) -> dict:
-    """``NAME=VALUE`` strings -> a dict, values read as JSON when they parse (numbers, booleans), else strings."""
+    """``NAME=VALUE`` strings -> a dict, values read as JSON when they parse (numbers, booleans), else strings; an
+    option with a rule (:data:`dialshift.scoring.tasks.OPTION_RULES`) is checked here, before any scoring, whether or
+    not a scored config's task uses it."""
     import json
 
     from dialshift.errors import DialshiftError
+    from dialshift.scoring.tasks import check_option
 
     options = {}
     for item in items:
@@ -78,6 +81,7 @@ def parse_options(items) -> dict:
             options[name] = json.loads(value)
         except ValueError:
             options[name] = value
+        options[name] = check_option(name, options[name], f"--option {name}")
     return options
 
 
