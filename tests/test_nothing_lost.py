@@ -252,7 +252,9 @@ def test_evaluate_refuses_a_folder_holding_a_users_results_before_any_work(board
 # ----------------------------------------------------------------------------------------------- leftovers
 
 SLOW_VALIDATE = """
-import sys, time
+import signal, sys, time
+# Ctrl-C's default, as in a terminal: a process started from a background job inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import dialshift.hub.validation as validation
 original = validation._validate_config
 def slow(*args, **kwargs):
