@@ -1,9 +1,9 @@
 """The meaning-keeping Unknown Word mode (``mode="meaning"``) and the synonym table's disk cache, on a fake WordNet."""
 
 import json
-from collections import Counter
 
 import pytest
+from test_shifts import FakeSenseWordNet
 
 from dialshift.shifts import InstanceRandom, KnownWord, UnknownWord, shift_from_description
 from dialshift.shifts.lexical import TokenizedContext
@@ -11,48 +11,8 @@ from dialshift.shifts.replace import SynonymTable, WordRules
 from dialshift.shifts.table_cache import TableCache, attach, table_key
 from dialshift.shifts.words import Vocabulary
 
-
-class Lemma:
-    def __init__(self, name, count):
-        self._name, self._count = name, count
-
-    def name(self):
-        return self._name
-
-    def count(self):
-        return self._count
-
-
-class Synset:
-    def __init__(self, pos, counts):
-        self._pos, self._lemmas = pos, [Lemma(name, count) for name, count in counts.items()]
-
-    def pos(self):
-        return self._pos
-
-    def lemmas(self):
-        return self._lemmas
-
-    def lemma_names(self):
-        return [lemma.name() for lemma in self._lemmas]
-
-
-class SenseWordNet:
-    """``synsets(word)`` from ``{word: [(pos, {lemma: SemCor count})]}``, most frequent sense first."""
-
-    def __init__(self, table):
-        self.table, self.calls = table, Counter()
-
-    def synsets(self, word):
-        self.calls[word] += 1
-        return [Synset(pos, counts) for pos, counts in self.table.get(word, [])]
-
-    def morphy(self, word, pos=None):
-        return None
-
-
 _CAR = [("n", {"car": 71, "auto": 2, "automobile": 15, "motorcar": 1})]
-WORDNET = SenseWordNet({
+WORDNET = FakeSenseWordNet({
     "car": _CAR, "cars": _CAR,
     "like": [("n", {"like": 0, "ilk": 1}), ("v", {"like": 76, "wish": 31, "care": 7})],
     "the": [("n", {"the": 0, "thebe": 0})],
@@ -128,7 +88,7 @@ def test_meaning_mode_is_a_published_parameter_and_the_paper_rows_keep_their_byt
 
 
 def test_the_table_is_cached_on_disk_by_its_inputs(tmp_path):
-    wordnet = SenseWordNet(WORDNET.table)
+    wordnet = FakeSenseWordNet(WORDNET.table)
     for rules in (WordRules(), WordRules(mode="meaning")):
         first = attach(SynonymTable(wordnet, TRAIN, rules=rules), tmp_path)
         assert first.precompute(WORDS) == len(WORDS)
@@ -144,11 +104,11 @@ def test_the_table_is_cached_on_disk_by_its_inputs(tmp_path):
 
 
 def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path, caplog):
-    table = attach(SynonymTable(SenseWordNet(WORDNET.table), TRAIN), tmp_path)
+    table = attach(SynonymTable(FakeSenseWordNet(WORDNET.table), TRAIN), tmp_path)
     table.precompute(WORDS)
     path = TableCache(tmp_path).path(table_key(table))
     path.write_text('{"key": "trun')
-    again = attach(SynonymTable(SenseWordNet(WORDNET.table), TRAIN), tmp_path)
+    again = attach(SynonymTable(FakeSenseWordNet(WORDNET.table), TRAIN), tmp_path)
     assert "ignoring the unreadable UW table cache" in caplog.text
     assert again.precompute(WORDS) == len(WORDS) and json.loads(path.read_text())["key"] == table_key(table)
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from dialshift.metrics.installed import metric_names
+
 pytest.importorskip("build")
 pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +31,7 @@ TESTS_DIR = REPO_ROOT / "tests"
 SHIPPED = ["dialshift_cards/dataset_card.md", "dialshift_cards/leaderboard/app.py", "dialshift_trainers/ranker.py",
            "dialshift_cards/leaderboard/README.md", "dialshift_cards/leaderboard/requirements.txt",
            "dialshift/leaderboard/templates/index.html", "dialshift/sources/manifest.json",
-           *(f"dialshift_metrics/{m}/{f}" for m in ("ece", "brier", "recall_at_k", "open_world_f1", "ood_detection",
-                                                    "das_ratio")
+           *(f"dialshift_metrics/{m}/{f}" for m in metric_names()  # every installed metric module
              for f in (f"{m}.py", "README.md", "app.py", "requirements.txt"))]
 #: What setuptools prints about a packaging mistake (a data folder that is not a package, deprecated metadata).
 SETUPTOOLS_WARNING = re.compile(r"Package would be ignored|SetuptoolsDeprecationWarning|SetuptoolsWarning|"
@@ -45,17 +46,22 @@ def clean_environment(**extra) -> dict:
     return {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **extra}
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    source = tmp_path_factory.mktemp("src") / "dialshift"
-    # a clean copy of the tree (tracked and new, not ignored files), so build outputs never land in the working tree
+def clean_source_copy(source: Path) -> Path:
+    """A copy of the tree (tracked and new files, not ignored ones) in ``source``, so that building it never leaves
+    build outputs in the working tree."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
                             capture_output=True, check=True).stdout
     for name in filter(None, listed.decode().split("\0")):
         if (REPO_ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO_ROOT / name, source / name)
+    return source
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    source = clean_source_copy(tmp_path_factory.mktemp("src") / "dialshift")
     result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True,
                             text=True, timeout=600, env=clean_environment())
     output = result.stdout + result.stderr

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from readme_blocks import environment, readme_blocks, run_block
+from test_wheel import clean_source_copy
 
 pytest.importorskip("build")
 pytestmark = [pytest.mark.wheel, pytest.mark.slow, pytest.mark.data]
@@ -30,13 +31,7 @@ RAW_BASE = "https://raw.githubusercontent.com/"
 
 def build_wheel(out: Path) -> Path:
     """``python -m build --wheel`` of a clean copy of the tree (tracked and new files, not ignored ones)."""
-    source = out / "src"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
-                            capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        if (REPO_ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO_ROOT / name, source / name)
+    source = clean_source_copy(out / "src")
     result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out / "dist"), str(source)],
                             capture_output=True, text=True, timeout=600, env=environment(Path(sys.executable).parent))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

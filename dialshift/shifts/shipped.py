@@ -52,35 +52,27 @@ class UnknownWordPlugin(ShiftPlugin):
     description = "Unknown Word: replace words by WordNet synonyms unseen in --train (Lee et al. 2022)"
     resource = "vocabulary: its contexts and gold responses are the known words"
     parameters = UW_PARAMETERS
+    #: The shift class (in :mod:`dialshift.shifts`) and its parameters class (in :mod:`dialshift.shifts.lexical`),
+    #: named so that listing the plug-ins imports neither.
+    shift_class_name, params_class_name = "UnknownWord", "RatioParams"
 
     @property
     def params_class(self):
-        from dialshift.shifts.lexical import RatioParams
+        from dialshift.shifts import lexical
 
-        return RatioParams
+        return getattr(lexical, self.params_class_name)
 
     def make(self, parameters, train):
-        from dialshift.shifts import UnknownWord
+        import dialshift.shifts
 
-        return UnknownWord.for_corpus(_training_texts(train), **parameters)
+        return getattr(dialshift.shifts, self.shift_class_name).for_corpus(_training_texts(train), **parameters)
 
 
-class KnownWordPlugin(ShiftPlugin):
+class KnownWordPlugin(UnknownWordPlugin):
     name = "kw"
     description = "Known Word: UW's target words replaced by frequent --train words (the control of UW)"
-    resource = "vocabulary: its contexts and gold responses are the known words"
     parameters = KW_PARAMETERS
-
-    @property
-    def params_class(self):
-        from dialshift.shifts.lexical import KnownParams
-
-        return KnownParams
-
-    def make(self, parameters, train):
-        from dialshift.shifts import KnownWord
-
-        return KnownWord.for_corpus(_training_texts(train), **parameters)
+    shift_class_name, params_class_name = "KnownWord", "KnownParams"
 
 
 class InsufficientContextPlugin(ShiftPlugin):

@@ -53,15 +53,15 @@ def detect_model_type(path) -> str:
     sentence-transformers folder)."""
     path = Path(path)
     if not path.is_dir():
-        raise DialshiftError(f"{path}: model directory does not exist (train one with trainers/ranker.py, or give a "
-                             "Hugging Face model folder)")
+        raise DialshiftError(f"{path}: model directory does not exist (train one with `accelerate launch -m "
+                             "dialshift_trainers.ranker`, or give a Hugging Face model folder)")
     if (path / MODEL_FILE).is_file():
         return "ranker"
     config = path / "config.json"
     if not config.is_file():
         raise DialshiftError(f"{path}: not a dialshift ranker (no {MODEL_FILE}) nor a Hugging Face model folder (no "
-                             "config.json); train one with trainers/ranker.py or save a model there with "
-                             "save_pretrained")
+                             "config.json); train one with `accelerate launch -m dialshift_trainers.ranker` or save a "
+                             "model there with save_pretrained")
     try:
         architectures = json.loads(config.read_text()).get("architectures") or []
     except (json.JSONDecodeError, AttributeError) as error:
