@@ -31,7 +31,11 @@ export HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
 commit=$(git rev-parse "${CODE_COMMIT:-HEAD}")
 code="$out/code/$commit"
 if [ ! -d "$code" ]; then
-  mkdir -p "$code.tmp" && git archive "$commit" dialshift trainers | tar -x -C "$code.tmp" && mv "$code.tmp" "$code"
+  # the family and metric packages too (installed as dialshift_families and dialshift_metrics: the environment's entry
+  # points name them, so they must come from the same commit)
+  mkdir -p "$code.tmp" && git archive "$commit" dialshift trainers dataset_scripts metrics | tar -x -C "$code.tmp"
+  ln -s dataset_scripts "$code.tmp/dialshift_families" && ln -s metrics "$code.tmp/dialshift_metrics"
+  mv "$code.tmp" "$code"
 fi
 export PYTHONPATH="$code"
 build=(-m dialshift build --family dailydialog --data-dir "$data" --out "$out/build" --no-progress)
