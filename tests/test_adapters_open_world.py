@@ -7,6 +7,7 @@ files score the same through `dialshift score`.
 """
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -188,6 +189,20 @@ def test_split_lite_evaluates_lite_and_cov_lite(covariate_build, tmp_path):
         assert document["scoring"]["split"] == split
         assert document["results"]["hwu12_cov_5shot"]["instances"] == len(lite[split]["id"])
     assert not (out / "msp" / "test").exists()
+
+    # OUT/msp/lite/predictions with a submission.json beside it is a lite-track leaderboard submission
+    from dialshift.leaderboard import read_store
+    from dialshift.scoring.gold import config_fingerprints
+
+    metadata = {"model": "org/tiny-intents", "method": "msp", "link": "https://example.org/tiny", "licence": "mit",
+                "dataset_revision": config_fingerprints(dataset, CONFIGS), "configs": list(CONFIGS), "track": "lite"}
+    submission = tmp_path / "submission"
+    shutil.copytree(out / "msp" / "lite" / "predictions", submission / "predictions")
+    (submission / "submission.json").write_text(json.dumps(metadata))
+    assert cli(["leaderboard", "score", str(submission), "--dataset", str(dataset), "--results",
+                str(tmp_path / "store"), "--bootstrap", "5", "--no-progress"]) == 0
+    (record,) = read_store(tmp_path / "store")
+    assert record["scoring"]["split"] == "lite" and "f1_all" in record["results"]["hwu12_cov"]
 
 
 def test_heads_and_models_that_do_not_fit_are_refused_in_one_line(covariate_build, tmp_path, capsys):

@@ -12,8 +12,8 @@ evaluated splits are ``--split`` and its covariate-shifted counterpart: ``test``
     OUT/msp/<split>/predictions/run.json         (the run and its scoring settings: `dialshift score` reads them)
     OUT/msp/<split>/results.json, results.md     (F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with intervals)
 
-and ``OUT/results.md`` with both splits side by side. ``OUT/msp/<split>`` is a leaderboard submission folder once a
-``submission.json`` is added. Every distinct utterance of every config and split is tokenized and classified once.
+and ``OUT/results.md`` with both splits side by side. ``OUT/msp/test/predictions`` (or ``lite/predictions``) with a
+``submission.json`` beside it is a leaderboard submission (full or lite track). Every distinct utterance of every config and split is tokenized and classified once.
 """
 
 from pathlib import Path
