@@ -227,3 +227,30 @@ def test_heads_and_models_that_do_not_fit_are_refused_in_one_line(covariate_buil
     assert cli(["evaluate", "--model-dir", str(folder), "--model-type", "cross-encoder", *argv]) == 2
     assert "use --model-type auto or classifier" in one_line_error(capsys)
     assert not (tmp_path / "out" / "msp").exists()
+
+
+@pytest.mark.slow
+def test_a_classifier_trained_by_the_trainer_gets_the_trainers_own_msp_predictions(covariate_build, tmp_path):
+    """The adapter reuses the trainer's MSP rule: on a model trainers/open_world.py trained (and kept), `dialshift
+    evaluate` writes the predictions the trainer wrote for its MSP method, on both test splits."""
+    import sys
+
+    sys.path.insert(0, "trainers")
+    from open_world import main as train
+
+    run = tmp_path / "run"
+    assert train(["--dataset", str(covariate_build), "--config", "hwu12_cov", "--output-dir", str(run), "--model",
+                  "tiny", "--num-seeds", "1", "--max-steps", "2", "--methods", "msp", "--replicates", "5",
+                  "--keep-models", "--no-progress"]) == 0
+    seed = run / "hwu12_cov" / "seed_0"
+    out = tmp_path / "out"
+    assert cli(["evaluate", "--model-dir", str(seed / "model"), "--dataset", str(covariate_build), "--configs",
+                "hwu12_cov", "--max-length", "64", "--bootstrap", "5", "--out", str(out), "--no-progress",
+                "--no-plots"]) == 0
+    for split in ("test", "cov_test"):
+        trainer = sorted((line["id"], line["prediction"], line["score"])
+                         for line in lines(seed / "predictions" / "msp" / split / "hwu12_cov.jsonl"))
+        adapter = sorted((line["id"], line["prediction"], line["score"])
+                         for line in lines(out / "msp" / split / "predictions" / "hwu12_cov.jsonl"))
+        assert [row[:2] for row in adapter] == [row[:2] for row in trainer]
+        assert np.allclose([row[2] for row in adapter], [row[2] for row in trainer], atol=1e-5)
