@@ -13,7 +13,9 @@ evaluated splits are ``--split`` and its covariate-shifted counterpart: ``test``
     OUT/msp/<split>/results.json, results.md     (F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with intervals)
 
 and ``OUT/results.md`` with both splits side by side. ``OUT/msp/test/predictions`` (or ``lite/predictions``) with a
-``submission.json`` beside it is a leaderboard submission (full or lite track). Every distinct utterance of every config and split is tokenized and classified once.
+``submission.json`` beside it is a leaderboard submission (full or lite track). Every distinct utterance of every
+config and split is tokenized and classified once. One run evaluates configs of one intent set (a benchmark and its
+few-shot variants): a head fits one.
 """
 
 from pathlib import Path
@@ -142,12 +144,12 @@ def evaluate_open_world(settings, names: list[str]) -> dict:
     precision = resolve_precision(settings.precision, device, "scoring")
     attn = resolve_attention(settings.attn, precision, "scoring")
     intents = {name: labels[name][0][: labels[name][1]] for name in names}
-    first = names[0]
-    classifier = IntentClassifier.load(model_dir, intents[first], device=device, attn_implementation=attn,
+    other = next((name for name in names if intents[name] != intents[names[0]]), None)
+    if other:
+        raise DialshiftError(f"--configs {names[0]} and {other} have different intents; one classification head fits "
+                             "one intent set: evaluate each benchmark in a run of its own, with its own classifier")
+    classifier = IntentClassifier.load(model_dir, intents[names[0]], device=device, attn_implementation=attn,
                                        precision=precision, options=settings.adapter)
-    for name in names[1:]:  # every config's intents must fit the one head (same check, its own error)
-        if intents[name] != intents[first]:
-            IntentClassifier.load(model_dir, intents[name], device=device, options=settings.adapter)
     keys = list(tables)
     texts = [text for key in keys for text in tables[key].column("text").to_pylist()]
     encoded = classifier.encode(texts)
