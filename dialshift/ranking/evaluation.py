@@ -234,6 +234,7 @@ def evaluate(settings: EvaluationSettings) -> dict:
     :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there);
     ``open_world_intent`` configs by :func:`dialshift.ranking.open_world.evaluate_open_world` (``{"msp/<split>":
     results.json content}``)."""
+    from dialshift.ranking.open_world import evaluate_open_world, open_world_configs
     from dialshift.scoring import check_output_dir
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.report import write_report
@@ -241,14 +242,12 @@ def evaluate(settings: EvaluationSettings) -> dict:
     if settings.attention:
         raise DialshiftError("attention settings are evaluated by dialshift.ranking.attention.evaluate_attention")
 
-    from dialshift.ranking.open_world import evaluate_open_world, open_world_configs
-
-    open_world = open_world_configs(settings)
-    if open_world:  # a classifier's MSP on open-world intent configs (dialshift.ranking.open_world)
-        return evaluate_open_world(settings, open_world)
     writes = (*RESULTS_WRITES, *METHODS)
     settings.out_dir = check_output_dir(settings.out_dir, writes=writes)  # before any work: a bad --out fails at once
     check_scoring_options(settings)
+    open_world = open_world_configs(settings)
+    if open_world:  # a classifier's MSP on open-world intent configs (dialshift.ranking.open_world)
+        return evaluate_open_world(settings, open_world)
     for method in settings.methods:
         check_output_dir(settings.out_dir / method, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
     if not settings.model_dirs:
