@@ -11,6 +11,11 @@ selection, the intent ``label`` of open-world intents), each stratum gets its sh
 Size: a lite DailyDialog submission scores every DailyDialog response-ranking config (38 with the optional
 importance configs) x 128 instances x 10 candidates = 48,640 pairs at most, about 16 minutes at the ~50 pairs/s a
 MiniLM ranker scores on the 2-core CPU (14 minutes for the 33 configs of a default build).
+
+A config with a second test split named ``<prefix>_test`` (the covariate family's ``cov_test``, its covariate-shifted
+test set) gets that split's lite counterpart ``<prefix>_lite`` (``cov_lite``) by the same rule (:func:`lite_name`), so a
+lite evaluation of such a config reads ``lite`` and ``cov_lite`` as a full one reads ``test`` and ``cov_test``; the
+out-of-scope rows the two test splits share keep the same lite ids in both (the smallest hashes of the stratum).
 """
 
 from collections import Counter
@@ -24,6 +29,15 @@ LITE_SIZE = 128
 LITE_SEED = 0
 #: The split the lite rows are drawn from.
 SOURCE_SPLIT = "test"
+
+
+def lite_name(split: str) -> str | None:
+    """The lite counterpart of a split: ``lite`` for ``test``, ``<prefix>_lite`` for ``<prefix>_test`` (``cov_test``
+    -> ``cov_lite``), None for any other split."""
+    if split == SOURCE_SPLIT:
+        return LITE_SPLIT
+    suffix = f"_{SOURCE_SPLIT}"
+    return f"{split[: -len(suffix)]}_{LITE_SPLIT}" if split.endswith(suffix) and len(split) > len(suffix) else None
 
 
 def _quotas(counts: dict, size: int) -> dict:
@@ -84,10 +98,13 @@ def lite_split(dataset, task_name: str | None = None, size: int = LITE_SIZE, see
 
 
 def with_lite(splits, task_name: str | None = None):
-    """``splits`` (a ``DatasetDict`` or dict) with a ``lite`` split added from its ``test`` split; unchanged when it
-    has no ``test`` split or already has a ``lite`` one."""
-    if SOURCE_SPLIT not in splits or LITE_SPLIT in splits:
+    """``splits`` (a ``DatasetDict`` or dict) with the lite counterpart (:func:`lite_name`) of each test split added:
+    ``lite`` from ``test``, ``cov_lite`` from ``cov_test``; a lite split already there is kept, and ``splits`` is
+    returned unchanged when nothing is added."""
+    added = {lite_name(split): split for split in splits if lite_name(split) and lite_name(split) not in splits}
+    if not added:
         return splits
     out = type(splits)(splits)
-    out[LITE_SPLIT] = lite_split(splits[SOURCE_SPLIT], task_name)
+    for lite, source in added.items():
+        out[lite] = lite_split(splits[source], task_name)
     return out

@@ -57,6 +57,28 @@ def test_quotas_give_every_stratum_a_row_while_the_size_allows():
     assert _quotas({"a": 3, "b": 2}, 10) == {"a": 3, "b": 2}
 
 
+def test_every_test_split_gets_its_lite_counterpart():
+    """``cov_test`` (the covariate family's covariate-shifted test split) gets ``cov_lite`` by the same rule as
+    ``test`` gets ``lite``: stratified by label, the shared out-of-scope ids kept in both."""
+    import datasets
+
+    from dialshift.lite import lite_name, with_lite
+
+    assert [lite_name(s) for s in ("test", "cov_test", "train", "validation_hold", "_test")] == \
+        ["lite", "cov_lite", None, None, None]
+    oos = [{"id": f"oos-{k:04d}", "label": 2} for k in range(300)]
+    test = datasets.Dataset.from_list([{"id": f"iid-{k:04d}", "label": k % 2} for k in range(100)] + oos)
+    cov = datasets.Dataset.from_list([{"id": f"cov-{k:04d}", "label": k % 2} for k in range(300)] + oos)
+    splits = with_lite(datasets.DatasetDict({"train": test, "test": test, "cov_test": cov}), "open_world_intent")
+    assert sorted(splits) == ["cov_lite", "cov_test", "lite", "test", "train"]
+    assert Counter(splits["cov_lite"]["label"]) == {0: 32, 1: 32, 2: 64}
+    assert Counter(splits["lite"]["label"]) == {0: 16, 1: 16, 2: 96}
+    shared = [{i for i, label in zip(splits[s]["id"], splits[s]["label"], strict=True) if label == 2}
+              for s in ("cov_lite", "lite")]
+    assert shared[0] <= shared[1]
+    assert with_lite(splits, "open_world_intent") is splits  # nothing to add
+
+
 def test_build_writes_a_lite_split_shared_across_configs(toy_plugin, tmp_path, capsys):
     from dialshift.cli import main
     from dialshift.ranking.data import read_columns

