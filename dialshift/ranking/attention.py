@@ -140,7 +140,7 @@ def evaluate_attention(settings) -> dict:
     from dialshift.hub.reading import data_files
     from dialshift.io import write_json_atomic
     from dialshift.models.ranker import read_ranker_meta
-    from dialshift.ranking.evaluation import check_scoring_options, scoring_settings
+    from dialshift.ranking.settings import check_scoring_options, scoring_settings
     from dialshift.scoring import check_output_dir, score_directory, write_results
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir
     from dialshift.scoring.predictions import write_predictions

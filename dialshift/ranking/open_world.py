@@ -111,7 +111,7 @@ def evaluate_open_world(settings, names: list[str]) -> dict:
     from dialshift.models.open_world import Method, Outputs
     from dialshift.models.ranker import precision_context, resolve_attention, resolve_precision
     from dialshift.ranking.data import read_columns
-    from dialshift.ranking.evaluation import DEFAULT_BATCH_SIZE, check_scoring_options, scoring_settings
+    from dialshift.ranking.settings import DEFAULT_BATCH_SIZE, check_scoring_options, scoring_settings
     from dialshift.scoring import check_output_dir, score_directory
     from dialshift.scoring.pipeline import RESULTS_WRITES, RUN_FILE, claim_output_dir, record_output_dir, write_results
     from dialshift.scoring.predictions import write_predictions
