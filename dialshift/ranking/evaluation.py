@@ -24,8 +24,7 @@ from dialshift import __version__
 from dialshift.errors import DialshiftError
 from dialshift.models.adapters import model_meta
 from dialshift.models.uncertainty import METHODS, predictive
-from dialshift.ranking.settings import (DEFAULT_BATCH_SIZE, EvaluationSettings, check_scoring_options,
-                                       scoring_settings)
+from dialshift.ranking.settings import DEFAULT_BATCH_SIZE, EvaluationSettings, check_scoring_options, scoring_settings
 
 #: The config tasks ``dialshift evaluate`` scores: one logit per candidate, the softmax over an instance's candidates.
 TASKS = ("response_ranking", "pairwise_selection")
