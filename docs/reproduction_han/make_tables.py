@@ -10,7 +10,9 @@
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
 paired differences between two variants, weighed against the paper's own difference, with the power and the seeds
-for power 0.8), and the status paragraph, whose every number is rendered from these tables. ``--check`` first
+for power 0.8), and the status paragraph, whose every number is rendered from these tables; beside this script it
+writes ``summary.json``, the findings counted by outcome that ``docs/make_status.py`` renders the README's status
+paragraph from (``--check`` compares it too). ``--check`` first
 verifies the committed files: ``runs/sha256.json`` and ``real_env/sha256.json`` (whose digests the status paragraph
 shows), each run's ``run.json`` and ``command.json`` against its folder, and each ``results.json`` against the kept
 predictions. With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
@@ -48,7 +50,7 @@ from scipy.stats import bootstrap
 from dialshift import reports, run_files
 from dialshift.across_seeds import mean_sd
 from dialshift.errors import DialshiftError
-from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, OUTCOMES, verdict
+from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, OUTCOMES, outcome_counts, verdict
 
 TYPES = ["repetition", "negation", "tense", "subject_object", "lexical_contradiction", "interrogative_word", "topic"]
 TYPE_NAMES = {"repetition": "Repetition", "negation": "Negation", "tense": "Tense", "subject_object": "Subject-Object",
@@ -63,6 +65,8 @@ PAPER_TABLE4 = {"baseline": [12.9, 36.1, 41.8, 55.0, 41.1, 46.1, 50.7],
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_han.md"
 RUNS = HERE / "runs"
+SUMMARY = HERE / "summary.json"
+GENERATOR = "docs/reproduction_han/make_tables.py"
 #: the report's blocks: which committed seeds each one renders
 BLOCKS = {"seed 0": (0,), "two seeds": (0, 1)}
 CONFIGS = ("kor_adv", "kor_chitchat")
@@ -481,8 +485,7 @@ def real_env_lines(folder: Path | None = None, found: dict | None = None) -> lis
 
 def splice(report: str, name: str, lines: list[str]) -> str:
     """``report`` with the block ``name`` replaced by ``lines``."""
-    return reports.splice(report, "\n".join(lines) + "\n", *reports.markers(f"docs/reproduction_han/make_tables.py "
-                                                                            f"({name})"), REPORT)
+    return reports.splice(report, "\n".join(lines) + "\n", *reports.markers(f"{GENERATOR} ({name})"), REPORT)
 
 
 def check_runs(labels: dict, runs: dict) -> dict:
@@ -607,7 +610,25 @@ def seed0_lines(seed0: dict, results: list[dict]) -> list[str]:
             "these differences (the second-seed section)."]
 
 
+def summary(results: list[dict], all_runs: dict) -> dict:
+    """What ``docs/make_status.py`` renders the README's status paragraph from (its format is in that script's
+    docstring): the findings on Tables 3-4 counted by outcome, their seeds, and the seed-runs committed."""
+    outcomes = outcome_counts(r["verdict"].outcome for r in results)
+    return {"paper": "Han et al. (2021)", "report": "docs/reproduction_han.md", "generator": GENERATOR,
+            "cells": len(results), "outcomes": outcomes,
+            "groups": [{"name": "four variants of Table 3",
+                        "seeds": sorted({r["verdict"].seeds for r in results}), "cells": len(results),
+                        "outcomes": outcomes, "note": None}],
+            "notes": [], "cost": {"runs": sum(map(len, all_runs.values()))}}
+
+
 def rendered_report() -> str:
+    """The report with every generated part rendered from the committed files (:func:`build`)."""
+    return build()[0]
+
+
+def build() -> tuple[str, dict]:
+    """The report with every generated part rendered from the committed files, and its :func:`summary`."""
     report = REPORT.read_text(encoding="utf-8")
     labels = run_files.read_json(RUNS / "labels.json")
     all_runs = committed_runs()
@@ -629,8 +650,9 @@ def rendered_report() -> str:
     real_env: dict = {}
     report = splice(report, "real environment", real_env_lines(found=real_env))
     report = splice(report, "seed 0 reading", seed0_lines(blocks["seed 0"], results))
-    return splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
-                                                 real_env, digests, per_seed_cpu, labels))
+    report = splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
+                                                   real_env, digests, per_seed_cpu, labels))
+    return report, summary(results, all_runs)
 
 
 def main(argv=None) -> int:
@@ -682,11 +704,14 @@ def main(argv=None) -> int:
                 files = [p for p in root.rglob("*") if p.is_file() and p.name != run_files.MANIFEST]
                 print(f"wrote {run_files.write_manifest(root, files)}")
             return 0
-        expected = rendered_report()
+        expected, summarised = build()
     except DialshiftError as error:
         print(f"make_tables.py: error: {error}", file=sys.stderr)
         return 2
-    return reports.write_or_check(REPORT, expected, args.check)
+    status = reports.write_or_check(REPORT, expected, args.check)
+    if args.check and status:  # one line for a check that fails
+        return status
+    return reports.write_or_check_summary(SUMMARY, summarised, args.check, GENERATOR)
 
 
 if __name__ == "__main__":
