@@ -337,17 +337,23 @@ def test_lee_check_fails_when_its_summary_changes(lee, lee_copy, capsys):
 
 
 def test_lee_summary_counts_its_seeds_from_the_run(lee, lee_copy):
-    """The seeds and seed-runs of Lee's summary are the run's seed folders: one more committed seed changes them."""
+    """The seeds of Lee's summary are those its verdicts rest on (every seed folder; MC dropout's where it has
+    fewer) and its seed-runs the seed folders: a seed less changes them."""
     import shutil
 
+    def expected():
+        folders = sorted((lee_copy / "cpu").glob("seed_*"), key=lambda p: int(p.name.removeprefix("seed_")))
+        return sorted({len(folders), sum((p / "dropout").is_dir() for p in folders)}), len(folders), folders
+
+    seeds, runs, folders = expected()
     summary = json.loads(lee.SUMMARY.read_text(encoding="utf-8"))
-    seeds = sorted(int(p.name.removeprefix("seed_")) for p in (lee_copy / "cpu").glob("seed_*"))
-    assert summary["groups"][0]["seeds"] == [len(seeds)] and summary["cost"]["runs"] == len(seeds)
-    shutil.rmtree(lee_copy / "cpu" / f"seed_{seeds[-1]}")
+    assert summary["groups"][0]["seeds"] == seeds and summary["cost"]["runs"] == runs
+    shutil.rmtree(folders[-1])
     assert lee.main(["--checksums"]) == 0
     assert lee.main([]) == 0
+    seeds, runs, _ = expected()
     summary = json.loads(lee.SUMMARY.read_text(encoding="utf-8"))
-    assert summary["groups"][0]["seeds"] == [len(seeds) - 1] and summary["cost"]["runs"] == len(seeds) - 1
+    assert summary["groups"][0]["seeds"] == seeds and summary["cost"]["runs"] == runs
 
 
 def test_lee_without_a_run_has_no_summary(lee, lee_copy, capsys):

@@ -672,11 +672,12 @@ def check_statements(report: str, run: dict) -> None:
 def summary(run: dict, results: list[dict]) -> dict:
     """What ``docs/make_status.py`` renders the README's status paragraph from (its format is in that script's
     docstring): the findings counted by outcome, a claim of equality as not decidable (as the status paragraph
-    counts it), and the run's seeds."""
+    counts it), the seeds the verdicts rest on (MC dropout may have fewer) and the run's seed-runs."""
     outcomes = outcome_counts(r["verdict"].outcome if r["verdict"] else NOT_DECIDABLE for r in results)
     return {"paper": "Lee et al. (2022)", "report": "docs/reproduction_lee.md", "generator": GENERATOR,
             "cells": len(results), "outcomes": outcomes,
-            "groups": [{"name": "the CPU run on the current build", "seeds": [len(run["seeds"])],
+            "groups": [{"name": "the CPU run on the current build",
+                        "seeds": sorted({r["verdict"].seeds for r in results if r["verdict"]}),
                         "cells": len(results), "outcomes": outcomes, "note": None}],
             "notes": [], "cost": {"runs": len(run["seeds"])}}
 
