@@ -358,6 +358,21 @@ def test_lee_summary_counts_its_seeds_from_the_run(lee, lee_copy):
     assert summary["groups"][0]["seeds"] == seeds and summary["cost"]["runs"] == runs
 
 
+def test_lee_what_ran_names_the_seeds_of_the_run(lee, lee_copy):
+    """"What ran" lists the seed folders and those with MC dropout; a changed seed list fails --check."""
+    report = lee_copy / "reproduction_lee.md"
+    text = report.read_text(encoding="utf-8")
+    block = text.split("(what ran): begin -->\n")[1].split("<!--")[0]
+    folders = sorted((lee_copy / "cpu").glob("seed_*"), key=lambda p: int(p.name.removeprefix("seed_")))
+    seeds = ", ".join(p.name.removeprefix("seed_") for p in folders)
+    dropout = [p.name.removeprefix("seed_") for p in folders if (p / "dropout").is_dir()]
+    named = f"seed{'s' * (len(dropout) != 1)} {', '.join(dropout)}" if dropout else "no seed"
+    assert f"rankers of seeds {seeds} and" in block and f"MC dropout of {named}" in block
+    report.write_text(text.replace(f"rankers of seeds {seeds} and", f"rankers of seeds {seeds}, 99 and", 1),
+                      encoding="utf-8")
+    assert lee.main(["--check"]) == 1
+
+
 def test_lee_without_a_run_has_no_summary(lee, lee_copy, capsys):
     """A report with no run collected has no summary: a stale summary.json fails --check and rendering removes it."""
     import shutil

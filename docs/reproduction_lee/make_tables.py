@@ -317,8 +317,9 @@ def cpu_overview(run: dict) -> list[str]:
     jobs = [("build", "-", run["build"])] + [(name, seed, command) for seed, data in run["seeds"].items()
                                             for name, command in [("train", data["train"]), *data["jobs"].items()]]
     threads = sorted({command["threads"] for _, _, command in jobs})
-    lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same 144 training "
-             f"instances; the code of commit{'s' * (len(commits) > 1)} {', '.join(f'`{c[:10]}`' for c in commits)} "
+    trained = sorted({seed["ranker"]["train_instances"] for seed in run["seeds"].values()})
+    lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same "
+             f"{' or '.join(map(str, trained))} training instances; the code of commit{'s' * (len(commits) > 1)} {', '.join(f'`{c[:10]}`' for c in commits)} "
              f"(copied out with `git archive` by `run_all.sh`), {', '.join(map(str, threads))} torch thread per "
              "process at `nice -n 10`. Cost per job (`command.json`; the CPU was shared with other jobs, so wall "
              "times are long and only the CPU seconds measure the work):", "",
@@ -669,6 +670,18 @@ def check_statements(report: str, run: dict) -> None:
                              f"equal-width bins**\", the bins of the runs' results.json")
 
 
+def what_ran(run: dict) -> list[str]:
+    """The first sentence of the report's "What ran": the seeds of the rankers and of MC dropout, from the run."""
+    seeds = list(run["seeds"])
+    dropout = [seed for seed, data in run["seeds"].items() if "dropout" in data["methods"]]
+    without = [seed for seed in seeds if seed not in dropout]
+    return ["**What ran** (the cost table below lists each job): the build, rankers of seeds "
+            f"{', '.join(map(str, seeds))} and their vanilla/temperature scoring, and MC dropout of "
+            + (f"seed{'s' * (len(dropout) != 1)} {', '.join(map(str, dropout))}" if dropout else "no seed")
+            + (f" (none of seed{'s' * (len(without) != 1)} {', '.join(map(str, without))}, so the dropout rows rest "
+               f"on {plural(len(dropout), 'seed')})" if without else "") + "."]
+
+
 def summary(run: dict, results: list[dict]) -> dict:
     """What ``docs/make_status.py`` renders the README's status paragraph from (its format is in that script's
     docstring): the findings counted by outcome, a claim of equality as not decidable (as the status paragraph
@@ -693,6 +706,7 @@ def build(report: str) -> tuple[str, dict | None]:
     summarised = None
     if not (CPU / "labels.json").is_file():
         status = ["No run collected in `reproduction_lee/cpu/`."]
+        ran = ["**What ran**: no run collected in `reproduction_lee/cpu/`."]
         lines = ["## CPU run on the current build (generated)", "", "No run collected in `reproduction_lee/cpu/`.", ""]
     else:
         run = load_run(CPU)
@@ -702,6 +716,7 @@ def build(report: str) -> tuple[str, dict | None]:
         status = status_lines(run, results, digest, len(read_files(CPU)))
         lines = cpu_section(run, results)
         summarised = summary(run, results)
+        ran = what_ran(run)
     lines += context_table()
     lines += ["## Earlier run: dialshift 0.1, one ranker, no predictions kept (generated)", "",
               "Each cell: ours / the paper's (Tables 3-7, bert-base-cased on the full data). Ours: one sample of n "
@@ -711,6 +726,7 @@ def build(report: str) -> tuple[str, dict | None]:
     for n, path in RESULTS.items():
         lines += result_tables(n, parse(path))
     report = reports.splice(report, "\n".join(status) + "\n", *reports.markers(f"{GENERATOR} (status)"), REPORT)
+    report = reports.splice(report, "\n".join(ran) + "\n", *reports.markers(f"{GENERATOR} (what ran)"), REPORT)
     report = reports.splice(report, "\n".join(lines).rstrip("\n") + "\n", *reports.markers(GENERATOR), REPORT)
     return report, summarised
 
