@@ -319,7 +319,8 @@ def cpu_overview(run: dict) -> list[str]:
     threads = sorted({command["threads"] for _, _, command in jobs})
     trained = sorted({seed["ranker"]["train_instances"] for seed in run["seeds"].values()})
     lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same "
-             f"{' or '.join(map(str, trained))} training instances; the code of commit{'s' * (len(commits) > 1)} {', '.join(f'`{c[:10]}`' for c in commits)} "
+             f"{' or '.join(map(str, trained))} training instances; the code of commit{'s' * (len(commits) > 1)} "
+             f"{', '.join(f'`{c[:10]}`' for c in commits)} "
              f"(copied out with `git archive` by `run_all.sh`), {', '.join(map(str, threads))} torch thread per "
              "process at `nice -n 10`. Cost per job (`command.json`; the CPU was shared with other jobs, so wall "
              "times are long and only the CPU seconds measure the work):", "",
