@@ -28,9 +28,28 @@ def write_or_check(path: Path, expected: str, check: bool, generator: str = "mak
     if not check:
         path.write_text(expected, encoding="utf-8")
         return 0
+    if not path.is_file():
+        print(f"{path} is missing; run {generator} without --check", file=sys.stderr)
+        return 1
     if path.read_text(encoding="utf-8") != expected:
         print(f"{path} differs from what {generator} renders; run it without --check", file=sys.stderr)
         return 1
+    return 0
+
+
+def write_or_check_summary(path: Path, summary: dict | None, check: bool, generator: str) -> int:
+    """A report's ``summary.json`` (what ``docs/make_status.py`` renders the README's status paragraph from):
+    :func:`write_or_check` of ``summary`` as the generators write it; ``None`` (a report without a run) means no
+    summary, so a stale file is removed (or, with ``check``, fails: 1)."""
+    if summary is not None:
+        return write_or_check(path, json.dumps(summary, indent=1, ensure_ascii=False) + "\n", check, generator)
+    if not path.exists():
+        return 0
+    if check:
+        print(f"{path} summarises a run that is no longer committed; run {generator} without --check",
+              file=sys.stderr)
+        return 1
+    path.unlink()
     return 0
 
 

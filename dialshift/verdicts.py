@@ -246,3 +246,12 @@ def paired_differences(first: dict, second: dict) -> list[float]:
     if not shared:
         raise DialshiftError("verdict: the two sides share no seed, so no paired difference exists")
     return [float(first[s]) - float(second[s]) for s in shared]
+
+
+def outcome_counts(outcomes) -> dict:
+    """``{outcome: count}`` of the outcome names ``outcomes``, in :data:`OUTCOMES` order and then any other name (a
+    report's cells without a verdict) sorted; outcomes that do not occur left out."""
+    counts = {}
+    for outcome in outcomes:
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return {o: counts[o] for o in [*OUTCOMES, *sorted(set(counts) - set(OUTCOMES))] if o in counts}

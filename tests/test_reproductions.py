@@ -89,18 +89,59 @@ def han_copy(han, tmp_path, monkeypatch):
     for name in ("runs", "real_env"):
         shutil.copytree(getattr(han, name.upper()), tmp_path / name)
     shutil.copyfile(han.REPORT, tmp_path / "reproduction_han.md")
+    shutil.copyfile(han.SUMMARY, tmp_path / "summary.json")
     monkeypatch.setattr(han, "RUNS", tmp_path / "runs")
     monkeypatch.setattr(han, "REAL_ENV", tmp_path / "real_env")
     monkeypatch.setattr(han, "REPORT", tmp_path / "reproduction_han.md")
+    monkeypatch.setattr(han, "SUMMARY", tmp_path / "summary.json")
     assert han.main(["--check"]) == 0
     return tmp_path
+
+
+def tamper_summary(generator, capsys) -> None:
+    """``--check`` of a generator whose ``summary.json`` copy (``generator.SUMMARY``) matches its tables fails, in
+    one line, once any count of that summary changes or the file goes; rendering writes it back."""
+    original = generator.SUMMARY.read_text(encoding="utf-8")
+    summary = json.loads(original)
+    changes = [lambda s: s["outcomes"].update({"reproduced": 1}), lambda s: s.update(cells=s["cells"] + 1),
+               lambda s: s["groups"][0].update(seeds=[s["groups"][0]["seeds"][0] + 1]),
+               lambda s: s["cost"].update(runs=s["cost"]["runs"] + 1)]
+    for change in changes:
+        changed = json.loads(original)
+        change(changed)
+        assert changed != summary
+        generator.SUMMARY.write_text(json.dumps(changed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        capsys.readouterr()
+        assert generator.main(["--check"]) == 1
+        assert capsys.readouterr().err.count("\n") == 1
+    generator.SUMMARY.unlink()
+    assert generator.main(["--check"]) == 1 and "summary.json is missing" in capsys.readouterr().err
+    assert generator.main([]) == 0 and generator.SUMMARY.read_text(encoding="utf-8") == original
+    assert generator.main(["--check"]) == 0
+
+
+def test_han_check_fails_when_its_summary_changes(han, han_copy, capsys):
+    tamper_summary(han, capsys)
+
+
+def test_han_summary_counts_the_verdicts_of_its_tables(han):
+    """The summary make_status renders from is the verdict table's outcomes, the seeds the verdicts rest on and the
+    seed-runs committed."""
+    summary = json.loads(han.SUMMARY.read_text(encoding="utf-8"))
+    rows = han.REPORT.read_text(encoding="utf-8").split("(verdicts): begin -->")[1].split("<!--")[0]
+    outcomes = [o for line in rows.splitlines()[3:] for o in han.OUTCOMES if f"{o} (" in line.split(" | ")[2]]
+    assert summary["cells"] == len(outcomes) == sum(summary["outcomes"].values())
+    assert summary["outcomes"] == {o: outcomes.count(o) for o in han.OUTCOMES if o in outcomes}
+    assert summary["cost"]["runs"] == sum(map(len, han.committed_runs().values()))
 
 
 def test_han_check_fails_when_a_sentence_with_a_number_changes(han, han_copy):
     report = han_copy / "reproduction_han.md"
     text = report.read_text(encoding="utf-8")
     for old, new in (("Tables 3-4 are: 9 underpowered", "Tables 3-4 are: 9 reproduced"),
-                     ("+UMS − baseline is +2.1", "+UMS − baseline is +3.1")):  # the status, the seed-0 reading
+                     ("+UMS − baseline is +2.1", "+UMS − baseline is +3.1"),  # the status, the seed-0 reading
+                     ("Debiasing adds -0.1 [-1.1, +0.9]", "Debiasing adds +0.1 [-1.1, +0.9]"),  # the seeds reading
+                     ("-9.8 / +5.5 on Repetition", "-9.8 / +4.5 on Repetition")):
         assert old in text
         report.write_text(text.replace(old, new, 1), encoding="utf-8")
         assert han.main(["--check"]) == 1
@@ -285,10 +326,65 @@ def lee_copy(lee, tmp_path, monkeypatch):
 
     shutil.copytree(lee.CPU, tmp_path / "cpu")
     shutil.copyfile(lee.REPORT, tmp_path / "reproduction_lee.md")
+    shutil.copyfile(lee.SUMMARY, tmp_path / "summary.json")
     monkeypatch.setattr(lee, "CPU", tmp_path / "cpu")
     monkeypatch.setattr(lee, "REPORT", tmp_path / "reproduction_lee.md")
+    monkeypatch.setattr(lee, "SUMMARY", tmp_path / "summary.json")
     assert lee.main(["--check"]) == 0
     return tmp_path
+
+
+def test_lee_check_fails_when_its_summary_changes(lee, lee_copy, capsys):
+    tamper_summary(lee, capsys)
+
+
+def test_lee_summary_counts_its_seeds_from_the_run(lee, lee_copy):
+    """The seeds of Lee's summary are those its verdicts rest on (every seed folder; MC dropout's where it has
+    fewer) and its seed-runs the seed folders: a seed less changes them."""
+    import shutil
+
+    def expected():
+        folders = sorted((lee_copy / "cpu").glob("seed_*"), key=lambda p: int(p.name.removeprefix("seed_")))
+        return sorted({len(folders), sum((p / "dropout").is_dir() for p in folders)}), len(folders), folders
+
+    seeds, runs, folders = expected()
+    summary = json.loads(lee.SUMMARY.read_text(encoding="utf-8"))
+    assert summary["groups"][0]["seeds"] == seeds and summary["cost"]["runs"] == runs
+    shutil.rmtree(folders[-1])
+    assert lee.main(["--checksums"]) == 0
+    assert lee.main([]) == 0
+    seeds, runs, _ = expected()
+    summary = json.loads(lee.SUMMARY.read_text(encoding="utf-8"))
+    assert summary["groups"][0]["seeds"] == seeds and summary["cost"]["runs"] == runs
+
+
+def test_lee_what_ran_names_the_seeds_of_the_run(lee, lee_copy):
+    """"What ran" lists the seed folders and those with MC dropout; a changed seed list fails --check."""
+    report = lee_copy / "reproduction_lee.md"
+    text = report.read_text(encoding="utf-8")
+    block = text.split("(what ran): begin -->\n")[1].split("<!--")[0]
+    folders = sorted((lee_copy / "cpu").glob("seed_*"), key=lambda p: int(p.name.removeprefix("seed_")))
+    seeds = ", ".join(p.name.removeprefix("seed_") for p in folders)
+    dropout = [p.name.removeprefix("seed_") for p in folders if (p / "dropout").is_dir()]
+    named = f"seed{'s' * (len(dropout) != 1)} {', '.join(dropout)}" if dropout else "no seed"
+    assert f"rankers of seeds {seeds} and" in block and f"MC dropout of {named}" in block
+    report.write_text(text.replace(f"rankers of seeds {seeds} and", f"rankers of seeds {seeds}, 99 and", 1),
+                      encoding="utf-8")
+    assert lee.main(["--check"]) == 1
+
+
+def test_lee_without_a_run_has_no_summary(lee, lee_copy, capsys):
+    """A report with no run collected has no summary: a stale summary.json fails --check and rendering removes it."""
+    import shutil
+
+    shutil.rmtree(lee_copy / "cpu")
+    (lee_copy / "cpu").mkdir()
+    assert lee.main(["--check"]) == 1  # the report says no run was collected
+    assert lee.main([]) == 0 and not lee.SUMMARY.exists()
+    assert lee.main(["--check"]) == 0
+    lee.SUMMARY.write_text("{}", encoding="utf-8")
+    capsys.readouterr()
+    assert lee.main(["--check"]) == 1 and "no longer committed" in capsys.readouterr().err
 
 
 def edit_json(path: Path, change) -> None:
@@ -769,7 +865,7 @@ def status():
 
 @pytest.fixture(scope="module")
 def status_found(status):
-    """The four reports' summaries, computed once (Lee's and Han's from their generators)."""
+    """The four reports' summaries (each report's ``summary.json``)."""
     return status.summaries()
 
 
@@ -830,8 +926,7 @@ def test_make_status_renders_each_summary_s_counts(status, tmp_path):
 
 
 def test_make_status_counts_lee_and_han_as_their_reports_do(status_found):
-    """Without a summary.json of their own, Lee's and Han's counts come from their generators' verdicts: the same
-    counts their status paragraphs state."""
+    """Lee's and Han's summary.json state the counts their reports' status paragraphs state."""
     lee, han = status_found["lee"], status_found["han"]
     lee_text = (DOCS.parent / "docs" / "reproduction_lee.md").read_text(encoding="utf-8")
     listed = ", ".join(f"{n} {o}" for o, n in lee["outcomes"].items() if o != "not decidable")
@@ -841,12 +936,15 @@ def test_make_status_counts_lee_and_han_as_their_reports_do(status_found):
         f"{n} {o}" for o, n in han["outcomes"].items()) in han_text
 
 
-def test_make_status_prefers_a_report_s_own_summary(status, tmp_path, monkeypatch):
+def test_make_status_reads_each_report_s_summary_and_computes_none(status, tmp_path):
+    """Every report's counts come from its summary.json alone; a report without one has no summary (the paragraph
+    names it), none is computed here."""
     (tmp_path / "reproduction_lee").mkdir()
+    (tmp_path / "reproduction_han").mkdir()
     mine = {"paper": "P", "report": "r", "cells": 1, "outcomes": {"absent": 1}, "groups": []}
     (tmp_path / "reproduction_lee" / "summary.json").write_text(json.dumps(mine), encoding="utf-8")
-    monkeypatch.setattr(status, "FROM_GENERATOR", {})
     assert status.summaries(tmp_path) == {"lee": mine, "xing": None, "khosla": None, "han": None}
+    assert not hasattr(status, "FROM_GENERATOR")
 
 
 def test_make_status_names_a_broken_summary_in_one_line(status, tmp_path):

@@ -16,6 +16,7 @@ from dialshift.verdicts import (
     UNDERPOWERED,
     WEAKER,
     interval,
+    outcome_counts,
     paired_differences,
     seeds_for,
     verdict,
@@ -139,3 +140,10 @@ def test_docs_verdicts_md_holds_what_the_benchmark_renders(tmp_path):
     done = subprocess.run([sys.executable, str(root / "benchmarks" / "verdicts.py"), "--check"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_outcome_counts_follow_the_rule_s_order_then_other_names():
+    counts = outcome_counts(["underpowered", "not run", "reproduced", "underpowered", "absent", "one seed: no verdict"])
+    assert counts == {"reproduced": 1, "absent": 1, "underpowered": 2, "not run": 1, "one seed: no verdict": 1}
+    assert list(counts) == ["reproduced", "absent", "underpowered", "not run", "one seed: no verdict"]
+    assert outcome_counts([]) == {}

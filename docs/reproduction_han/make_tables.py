@@ -10,7 +10,9 @@
 With no ``--run``, the runs committed under ``runs/<variant>/seed_<s>/`` are rendered between the ``make_tables``
 markers of the report (seed 0 alone, then seeds 0 and 1), with every verdict by :mod:`dialshift.verdicts` (per-seed
 paired differences between two variants, weighed against the paper's own difference, with the power and the seeds
-for power 0.8), and the status paragraph, whose every number is rendered from these tables. ``--check`` first
+for power 0.8), and the status paragraph, whose every number is rendered from these tables; beside this script it
+writes ``summary.json``, the findings counted by outcome that ``docs/make_status.py`` renders the README's status
+paragraph from (``--check`` compares it too). ``--check`` first
 verifies the committed files: ``runs/sha256.json`` and ``real_env/sha256.json`` (whose digests the status paragraph
 shows), each run's ``run.json`` and ``command.json`` against its folder, and each ``results.json`` against the kept
 predictions. With ``--run NAME=DIR`` (``NAME`` a Table 3 variant; one ``--run`` per seed), the prediction folders of
@@ -48,7 +50,7 @@ from scipy.stats import bootstrap
 from dialshift import reports, run_files
 from dialshift.across_seeds import mean_sd
 from dialshift.errors import DialshiftError
-from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, OUTCOMES, verdict
+from dialshift.verdicts import MAX_SEEDS, MIN_SEEDS, OUTCOMES, outcome_counts, verdict
 
 TYPES = ["repetition", "negation", "tense", "subject_object", "lexical_contradiction", "interrogative_word", "topic"]
 TYPE_NAMES = {"repetition": "Repetition", "negation": "Negation", "tense": "Tense", "subject_object": "Subject-Object",
@@ -63,6 +65,8 @@ PAPER_TABLE4 = {"baseline": [12.9, 36.1, 41.8, 55.0, 41.1, 46.1, 50.7],
 HERE = Path(__file__).resolve().parent
 REPORT = HERE.parent / "reproduction_han.md"
 RUNS = HERE / "runs"
+SUMMARY = HERE / "summary.json"
+GENERATOR = "docs/reproduction_han/make_tables.py"
 #: the report's blocks: which committed seeds each one renders
 BLOCKS = {"seed 0": (0,), "two seeds": (0, 1)}
 CONFIGS = ("kor_adv", "kor_chitchat")
@@ -481,8 +485,7 @@ def real_env_lines(folder: Path | None = None, found: dict | None = None) -> lis
 
 def splice(report: str, name: str, lines: list[str]) -> str:
     """``report`` with the block ``name`` replaced by ``lines``."""
-    return reports.splice(report, "\n".join(lines) + "\n", *reports.markers(f"docs/reproduction_han/make_tables.py "
-                                                                            f"({name})"), REPORT)
+    return reports.splice(report, "\n".join(lines) + "\n", *reports.markers(f"{GENERATOR} ({name})"), REPORT)
 
 
 def check_runs(labels: dict, runs: dict) -> dict:
@@ -607,7 +610,67 @@ def seed0_lines(seed0: dict, results: list[dict]) -> list[str]:
             "these differences (the second-seed section)."]
 
 
+def summary(results: list[dict], all_runs: dict) -> dict:
+    """What ``docs/make_status.py`` renders the README's status paragraph from (its format is in that script's
+    docstring): the findings on Tables 3-4 counted by outcome, their seeds, and the seed-runs committed."""
+    outcomes = outcome_counts(r["verdict"].outcome for r in results)
+    return {"paper": "Han et al. (2021)", "report": "docs/reproduction_han.md", "generator": GENERATOR,
+            "cells": len(results), "outcomes": outcomes,
+            "groups": [{"name": "four variants of Table 3",
+                        "seeds": sorted({r["verdict"].seeds for r in results}), "cells": len(results),
+                        "outcomes": outcomes, "note": None}],
+            "notes": [], "cost": {"runs": sum(map(len, all_runs.values()))}}
+
+
+def signed(value: float, digits: int = 1) -> str:
+    """``value`` with its sign, ``0`` (to ``digits`` places) without one."""
+    return f"{0:.{digits}f}" if round(value, digits) == 0 else f"{value:+.{digits}f}"
+
+
+def seeds_reading(data: dict) -> list[str]:
+    """What the rows over several seeds show (the block ``two seeds``), rendered from its tables: the per-seed
+    differences of the debiasing step, the baseline's own seed-to-seed move, UMS's effect on Repetition and in-domain
+    P@1 over the seeds, and the paired differences of the debiasing step."""
+    table, differences = data["table"], data["differences"]
+
+    def per_seed(a: str, b: str, quantity: str, digits: int = 1) -> str:
+        return " / ".join(signed(x - y, digits) for x, y in zip(seed_values(data, a, quantity),
+                                                                 seed_values(data, b, quantity), strict=True))
+
+    def interval(key: str) -> str:
+        d = differences[key]["adversarial"]
+        return f"{signed(d['difference'])} [{d['low']:+.1f}, {d['high']:+.1f}]"
+
+    baseline = seed_values(data, "baseline", "adversarial")
+    repetition = seed_values(data, "baseline", "repetition")
+    move = max(baseline) - min(baseline)
+    largest = max(abs(d["adversarial"]["difference"]) for d in differences.values())
+    ums = [differences[f"{a} - baseline"]["repetition"]["difference"] for a in ("+UMS", "+UMS+deb")]
+    in_domain = [table[name]["in_domain"] for name in ("+UMS", "+UMS+deb")]
+    return [f"Seed by seed, +deb − baseline is {per_seed('+deb', 'baseline', 'adversarial')} adversarially, "
+            f"{per_seed('+deb', 'baseline', 'repetition')} on Repetition, "
+            f"{per_seed('+deb', 'baseline', 'interrogative_word')} on Interrogative Word and "
+            f"{per_seed('+deb', 'baseline', 'in_domain', 0)} in-domain. +UMS+deb − +UMS is "
+            f"{per_seed('+UMS+deb', '+UMS', 'adversarial')} adversarially. The baseline alone moves by {move:.1f} "
+            f"points adversarially between its {len(baseline)} seeds ({' / '.join(f'{x:.1f}' for x in baseline)}), "
+            + ("more than" if move > largest else "against")
+            + f" any adversarial difference between two variants over the seeds (at most {largest:.1f}). Its "
+            f"Repetition score {'falls' if repetition[-1] < repetition[0] else 'rises'} from {repetition[0]:.1f} % "
+            f"at the first seed to {repetition[-1]:.1f} % at the last"
+            + (", the overlap bias beginning to show" if repetition[-1] < repetition[0] else "")
+            + f". Over the seeds, UMS (+UMS, +UMS+deb − baseline) raises Repetition by {min(ums):.0f}-{max(ums):.0f} "
+            f"points and lowers in-domain P@1 to {min(in_domain):.1f}-{max(in_domain):.1f} % (chance: 10 %). "
+            f"Debiasing adds {interval('+deb - baseline')} on the baseline and {interval('+UMS+deb - +UMS')} on "
+            "UMS."]
+
+
 def rendered_report() -> str:
+    """The report with every generated part rendered from the committed files (:func:`build`)."""
+    return build()[0]
+
+
+def build() -> tuple[str, dict]:
+    """The report with every generated part rendered from the committed files, and its :func:`summary`."""
     report = REPORT.read_text(encoding="utf-8")
     labels = run_files.read_json(RUNS / "labels.json")
     all_runs = committed_runs()
@@ -629,8 +692,10 @@ def rendered_report() -> str:
     real_env: dict = {}
     report = splice(report, "real environment", real_env_lines(found=real_env))
     report = splice(report, "seed 0 reading", seed0_lines(blocks["seed 0"], results))
-    return splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
-                                                 real_env, digests, per_seed_cpu, labels))
+    report = splice(report, "two seeds reading", seeds_reading(blocks["two seeds"]))
+    report = splice(report, "status", status_lines(results, blocks["two seeds"], blocks["seed 0"], runs["two seeds"],
+                                                   real_env, digests, per_seed_cpu, labels))
+    return report, summary(results, all_runs)
 
 
 def main(argv=None) -> int:
@@ -682,11 +747,14 @@ def main(argv=None) -> int:
                 files = [p for p in root.rglob("*") if p.is_file() and p.name != run_files.MANIFEST]
                 print(f"wrote {run_files.write_manifest(root, files)}")
             return 0
-        expected = rendered_report()
+        expected, summarised = build()
     except DialshiftError as error:
         print(f"make_tables.py: error: {error}", file=sys.stderr)
         return 2
-    return reports.write_or_check(REPORT, expected, args.check)
+    status = reports.write_or_check(REPORT, expected, args.check)
+    if args.check and status:  # one line for a check that fails
+        return status
+    return reports.write_or_check_summary(SUMMARY, summarised, args.check, GENERATOR)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ computes Acc = R@1/10, Brier and ECE (:mod:`dialshift.metrics`, as ``dialshift s
 config, the ensemble of every seed's ranker from their kept logits, and every finding's verdict by
 :mod:`dialshift.verdicts` on per-seed differences measured on the ids both sides hold, weighed against the paper's
 value (Tables 3-7), with its power, the seeds and instances for power 0.8 and their CPU cost, and the status
-paragraph, whose every number is rendered from them. It first verifies the run: ``cpu/sha256.json`` (its digest is in
+paragraph, whose every number is rendered from them; beside this script it writes ``summary.json``, the findings
+counted by outcome that ``docs/make_status.py`` renders the README's status paragraph from (``--check`` compares it
+too). It first verifies the run: ``cpu/sha256.json`` (its digest is in
 the status paragraph), each ``run.json`` and ``command.json`` against its folder, each ``results.json`` against the
 kept predictions. The earlier run (dialshift
 0.1) left only ``results_n25.md`` and ``results_n150.md`` (the ``results.md`` of ``dialshift evaluate``: one ranker,
@@ -42,6 +44,7 @@ from dialshift.verdicts import (
     OUTCOMES,
     T_CONFIDENCE,
     interval,
+    outcome_counts,
     verdict,
 )
 
@@ -51,6 +54,7 @@ GENERATOR = "docs/reproduction_lee/make_tables.py"
 RESULTS = {25: HERE / "results_n25.md", 150: HERE / "results_n150.md"}
 CONTEXT_TURNS = HERE / "context_turns.json"
 CPU = HERE / "cpu"
+SUMMARY = HERE / "summary.json"
 METHODS = ("vanilla", "temperature", "dropout", "ensemble")
 METRICS = ("Acc", "Brier", "ECE")
 FAMILIES = {"UW (Table 3) and KW (Table 5)": ["test", "uw_0.10", "uw_0.30", "uw_0.50", "kw_0.10", "kw_0.30",
@@ -313,8 +317,10 @@ def cpu_overview(run: dict) -> list[str]:
     jobs = [("build", "-", run["build"])] + [(name, seed, command) for seed, data in run["seeds"].items()
                                             for name, command in [("train", data["train"]), *data["jobs"].items()]]
     threads = sorted({command["threads"] for _, _, command in jobs})
-    lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same 144 training "
-             f"instances; the code of commit{'s' * (len(commits) > 1)} {', '.join(f'`{c[:10]}`' for c in commits)} "
+    trained = sorted({seed["ranker"]["train_instances"] for seed in run["seeds"].values()})
+    lines = [f"Rankers of seeds {', '.join(map(str, seeds))}, each `trainers/ranker.py` on the same "
+             f"{' or '.join(map(str, trained))} training instances; the code of commit{'s' * (len(commits) > 1)} "
+             f"{', '.join(f'`{c[:10]}`' for c in commits)} "
              f"(copied out with `git archive` by `run_all.sh`), {', '.join(map(str, threads))} torch thread per "
              "process at `nice -n 10`. Cost per job (`command.json`; the CPU was shared with other jobs, so wall "
              "times are long and only the CPU seconds measure the work):", "",
@@ -665,11 +671,43 @@ def check_statements(report: str, run: dict) -> None:
                              f"equal-width bins**\", the bins of the runs' results.json")
 
 
+def what_ran(run: dict) -> list[str]:
+    """The first sentence of the report's "What ran": the seeds of the rankers and of MC dropout, from the run."""
+    seeds = list(run["seeds"])
+    dropout = [seed for seed, data in run["seeds"].items() if "dropout" in data["methods"]]
+    without = [seed for seed in seeds if seed not in dropout]
+    return ["**What ran** (the cost table below lists each job): the build, rankers of seeds "
+            f"{', '.join(map(str, seeds))} and their vanilla/temperature scoring, and MC dropout of "
+            + (f"seed{'s' * (len(dropout) != 1)} {', '.join(map(str, dropout))}" if dropout else "no seed")
+            + (f" (none of seed{'s' * (len(without) != 1)} {', '.join(map(str, without))}, so the dropout rows rest "
+               f"on {plural(len(dropout), 'seed')})" if without else "") + "."]
+
+
+def summary(run: dict, results: list[dict]) -> dict:
+    """What ``docs/make_status.py`` renders the README's status paragraph from (its format is in that script's
+    docstring): the findings counted by outcome, a claim of equality as not decidable (as the status paragraph
+    counts it), the seeds the verdicts rest on (MC dropout may have fewer) and the run's seed-runs."""
+    outcomes = outcome_counts(r["verdict"].outcome if r["verdict"] else NOT_DECIDABLE for r in results)
+    return {"paper": "Lee et al. (2022)", "report": "docs/reproduction_lee.md", "generator": GENERATOR,
+            "cells": len(results), "outcomes": outcomes,
+            "groups": [{"name": "the CPU run on the current build",
+                        "seeds": sorted({r["verdict"].seeds for r in results if r["verdict"]}),
+                        "cells": len(results), "outcomes": outcomes, "note": None}],
+            "notes": [], "cost": {"runs": len(run["seeds"])}}
+
+
 def generate(report: str) -> str:
+    """The report with its two generated parts (:func:`build`)."""
+    return build(report)[0]
+
+
+def build(report: str) -> tuple[str, dict | None]:
     """The report with its two generated parts (the status paragraph, the tables) rendered from the committed
-    files."""
+    files, and its :func:`summary` (None without a run)."""
+    summarised = None
     if not (CPU / "labels.json").is_file():
         status = ["No run collected in `reproduction_lee/cpu/`."]
+        ran = ["**What ran**: no run collected in `reproduction_lee/cpu/`."]
         lines = ["## CPU run on the current build (generated)", "", "No run collected in `reproduction_lee/cpu/`.", ""]
     else:
         run = load_run(CPU)
@@ -678,6 +716,8 @@ def generate(report: str) -> str:
         results = finding_results(run)
         status = status_lines(run, results, digest, len(read_files(CPU)))
         lines = cpu_section(run, results)
+        summarised = summary(run, results)
+        ran = what_ran(run)
     lines += context_table()
     lines += ["## Earlier run: dialshift 0.1, one ranker, no predictions kept (generated)", "",
               "Each cell: ours / the paper's (Tables 3-7, bert-base-cased on the full data). Ours: one sample of n "
@@ -687,7 +727,9 @@ def generate(report: str) -> str:
     for n, path in RESULTS.items():
         lines += result_tables(n, parse(path))
     report = reports.splice(report, "\n".join(status) + "\n", *reports.markers(f"{GENERATOR} (status)"), REPORT)
-    return reports.splice(report, "\n".join(lines).rstrip("\n") + "\n", *reports.markers(GENERATOR), REPORT)
+    report = reports.splice(report, "\n".join(ran) + "\n", *reports.markers(f"{GENERATOR} (what ran)"), REPORT)
+    report = reports.splice(report, "\n".join(lines).rstrip("\n") + "\n", *reports.markers(GENERATOR), REPORT)
+    return report, summarised
 
 
 def main(argv=None) -> int:
@@ -703,11 +745,14 @@ def main(argv=None) -> int:
         if args.checksums:
             print(f"wrote {run_files.write_manifest(CPU, read_files(CPU))}")
             return 0
-        expected = generate(REPORT.read_text(encoding="utf-8"))
+        expected, summarised = build(REPORT.read_text(encoding="utf-8"))
     except DialshiftError as error:
         print(f"make_tables.py: error: {error}", file=sys.stderr)
         return 2
-    return reports.write_or_check(REPORT, expected, args.check)
+    status = reports.write_or_check(REPORT, expected, args.check)
+    if args.check and status:  # one line for a check that fails
+        return status
+    return reports.write_or_check_summary(SUMMARY, summarised, args.check, GENERATOR)
 
 
 if __name__ == "__main__":
