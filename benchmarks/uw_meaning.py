@@ -58,6 +58,8 @@ def main(argv=None) -> int:
     parser.add_argument("--corpus", default="ubuntu_irc", choices=("ubuntu_irc", "dailydialog"))
     parser.add_argument("--ratio", type=float, default=0.3)
     parser.add_argument("--rounding", default="ceil", choices=("floor", "round", "ceil"))
+    parser.add_argument("--unseen", choices=("required", "preferred", "optional"),
+                        help="the mode's unseen rule (default: the mode's default, preferred)")
     parser.add_argument("--instances", type=int, help="at most this many contexts (default: all)")
     parser.add_argument("--sample", type=int, default=50, help="replacements in the sample (default 50)")
     parser.add_argument("--sample-out", help="write the sample's markdown table here (default: print it)")
@@ -78,6 +80,8 @@ def main(argv=None) -> int:
     train, rows = corpus_rows(args.corpus, resolve_data_dir(args.data_dir), args.instances)
     cache = tempfile.mkdtemp(prefix="dialshift-bench-uw-cache-")
     params = {"ratio": args.ratio, "rounding": args.rounding, "mode": "meaning"}
+    if args.unseen:
+        params["unseen"] = args.unseen
     rates = {}
     for name in ("first call (filling the disk cache)", "second call (warm table)"):
         data = Dataset.from_list(rows)
@@ -88,7 +92,7 @@ def main(argv=None) -> int:
         rates[name] = len(rows) / (time.perf_counter() - start)
     kept = report.shifted / max(report.rows, 1)
     verdict = "meets" if kept >= TARGET else "misses"
-    print(f"UW mode=meaning ratio={args.ratio} rounding={args.rounding} on {args.corpus} (vocabulary: its training "
+    print(f"UW mode=meaning unseen={shift.params.unseen} ratio={args.ratio} rounding={args.rounding} on {args.corpus} (vocabulary: its training "
           f"split, {len(shift.synonyms.vocabulary.counts):,} distinct tokens)")
     print(f"  rows kept: {report.shifted:,} of {report.rows:,} ({kept:.1%}; {verdict} the {TARGET:.0%} target)")
     for reason, count in sorted(report.skipped.items()):

@@ -101,8 +101,9 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
     """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
-    synonyms.precompute([token for turns in dialogues for turn in turns for token in _tokenized(turn)[0]
-                         if is_word(token)], num_proc)
+    turns = {turn for dialogue in dialogues for turn in dialogue}  # a dialogue's prefixes repeat its turns
+    synonyms.precompute(sorted({token for turn in turns for token in _tokenized(turn)[0] if is_word(token)}),
+                        num_proc)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,30 @@ _COUNTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def lemma_count(wordnet, lemma) -> int:
     """A lemma's SemCor frequency: NLTK's ``Lemma.count()``, read from ``cntlist.rev`` once into a dict per reader
     (``count()`` binary-searches the file on every call, 50x slower over a corpus's words)."""
+    counts = _semcor_counts(wordnet)
+    return counts.get(lemma.key(), 0) if counts is not None else lemma.count()
+
+
+#: The number of sense-tagged occurrences in SemCor when a reader has no ``cntlist.rev`` to sum (WordNet 3.0's).
+SEMCOR_TAGGED = 258_691
+
+
+def semcor_size(wordnet) -> int:
+    """The sense-tagged occurrences counted in ``wordnet``'s ``cntlist.rev`` (the sum of every lemma's count)."""
+    counts = _semcor_counts(wordnet)
+    if not counts:
+        return SEMCOR_TAGGED
+    total = counts.get(_TOTAL)
+    if total is None:
+        total = counts[_TOTAL] = sum(counts.values())
+    return total
+
+
+_TOTAL = "\0total"  # no lemma key holds a NUL
+
+
+def _semcor_counts(wordnet) -> dict | None:
+    """``cntlist.rev`` as a dict (lemma key -> count), read once per reader; None for a reader without the file."""
     try:
         counts = _COUNTS[wordnet]
     except (KeyError, TypeError):
@@ -99,7 +123,7 @@ def lemma_count(wordnet, lemma) -> int:
             _COUNTS[wordnet] = counts
         except TypeError:
             pass
-    return counts.get(lemma.key(), 0) if counts is not None else lemma.count()
+    return counts
 
 
 def word_senses(wordnet, word: str) -> list[Sense]:
