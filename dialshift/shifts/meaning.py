@@ -127,9 +127,11 @@ def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | No
     for sense in sense_rules.top_senses(senses, pos, table.rules.senses):
         if table.number_sense(sense.synset):
             continue
-        tag = sense_rules.penn_tag(word, pos, sense.lemma)
-        if tag is None:
+        tags = sense_rules.penn_tags(word, pos, sense.lemma)  # the word's inflection: the first tag that gives it
+        if not tags:
             continue
+        tag, tags = tags[0], tags if pos == "v" else ()  # a verb's form may be two (traveled: VBD, VBN); lemminflect
+        # also lists many a noun's singular as its plural (dress, help), which says nothing about this use
         for order, lemma in enumerate(sense.synset.lemmas()):
             name = lemma.name()
             if name.lower() in (word, sense.lemma.lower()) or not name.isalpha() or is_numeral(name):
@@ -138,8 +140,8 @@ def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | No
                 continue
             used = sense_rules.lemma_count(table.wordnet, lemma)
             form = sense_rules.inflect(name, tag) if used >= MIN_SYNONYM_COUNT else None
-            if form is None or form.lower() == word:
-                continue
+            if form is None or form.lower() == word or any(sense_rules.inflect(name, other) != form for other in tags):
+                continue  # also when the word's form is ambiguous and the synonym's is not: traveled -> went/gone
             seen = form in table.vocabulary or name in table.vocabulary  # rule 3 on the form and on its lemma
             suitable.append((-used, sense.order, order, seen, form, name))
     passing = [item for item in sorted(suitable) if own_sense(table, item[-1], pos, -item[0])]

@@ -166,6 +166,16 @@ def penn_tag(word: str, pos: str, lemma: str) -> str | None:
     return None
 
 
+def penn_tags(word: str, pos: str, lemma: str) -> tuple[str, ...]:
+    """Every Penn tag of ``pos`` under which lemminflect inflects ``lemma`` to ``word`` (``traveled``: VBD and VBN)."""
+    from lemminflect import getInflection
+
+    lower, base = word.lower(), lemma.lower()
+    return tuple(tag for tag in PARTS_OF_SPEECH[pos][1]
+                 if lower == base and tag == PARTS_OF_SPEECH[pos][1][0]
+                 or lower in (form.lower() for form in getInflection(base, tag)))
+
+
 def inflect(lemma: str, tag: str | None) -> str | None:
     """``lemma`` inflected with Penn ``tag`` by lemminflect (its rules cover words outside its dictionary); the lemma
     itself for a base tag (NN, VB, JJ, RB); None when there is no tag or no form."""
