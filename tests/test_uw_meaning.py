@@ -181,6 +181,16 @@ def test_only_a_clear_dominant_sense_gives_synonyms_and_a_synonym_must_be_its_ow
     assert table.entry("car")["synonyms"] == {"n": "automobile"}
 
 
+def test_a_verb_form_read_two_ways_takes_a_synonym_with_one_form_for_both():
+    """``traveled`` is a past tense and a participle: ``went``/``gone`` would be wrong in one of them; ``journeyed``
+    fits both."""
+    travel = [("v", {"travel": 10, "go": 5, "journey": 3})]
+    wordnet = FakeSenseWordNet({"traveled": travel, "travels": travel})
+    table = SynonymTable(wordnet, TRAIN).with_rules(WordRules(mode="meaning"))
+    assert table.entry("traveled")["synonyms"] == {"v": "journeyed"}
+    assert table.entry("travels")["synonyms"] == {"v": "goes"}
+
+
 def test_phrases_addressees_and_jargon_are_no_targets(monkeypatch):
     """A verb before a particle (``dress up``), a word of a fixed phrase, the nickname a message is addressed to and
     the corpus's jargon (far more frequent in its training split than in SemCor) are left alone."""
