@@ -1,27 +1,31 @@
 """The meaning-keeping Unknown Word mode (``mode="meaning"``, beyond Lee et al. 2022), for shifting users' corpora.
 
 The paper's rules replace any word by the farthest-spelled lemma of any WordNet sense, which on a new corpus turns
-``I'm glad`` into ``Iodine'mebibyte beaming``. This mode keeps the meaning and stays an *unknown word* shift (every
-synonym is still unseen in the training texts):
+``I'm glad`` into ``Iodine'mebibyte beaming``. This mode keeps the meaning; whether the synonym must also be unseen in
+the training texts (an *unknown* word, as in the paper) is its ``unseen`` parameter
+(:data:`~dialshift.shifts.replace.UNSEEN`; ``preferred`` by default):
 
 * **Targets are content words only**: an alphabetic token of at least :data:`MIN_LETTERS` letters that is not a
-  number, a stop word (scikit-learn's list), a pronoun, auxiliary or determiner (:data:`FUNCTION_WORDS` adds those
-  the stop list lacks), a contraction piece (``don ' t``), a capitalised word inside a sentence (a likely name), a
-  word inside a URL or address or glued to its neighbours into code (``apt-get``, ``/etc/fstab``, :func:`glued`),
-  nor an inflection of a stop word in any part of speech (``did -> do``, ``saw -> see``); and it has a noun, verb,
-  adjective or adverb reading (lemminflect's dictionary and a WordNet sense).
+  number, a stop word (scikit-learn's list), a pronoun, auxiliary, determiner, filler, ``like`` or a reporting verb
+  (:data:`FUNCTION_WORDS` adds those the stop list lacks), a particle (:data:`PARTICLES`), a contraction piece
+  (``don ' t``), a capitalised word inside a sentence (a likely name), a word inside a URL or address or glued to
+  its neighbours into code (``apt-get``, ``/etc/fstab``, :func:`glued`), nor an inflection of a stop word in any part
+  of speech (``did -> do``, ``saw -> see``); it has a noun, verb, adjective or adverb reading (lemminflect's
+  dictionary and a WordNet sense); it is not the corpus's jargon (:func:`keyness`), and in its context not part of a
+  phrasal verb, a fixed phrase or the name a message is addressed to (:func:`in_phrase`).
 * **The part of speech comes from the context**: a word with one reading takes it; otherwise the previous token
   decides (a subject pronoun, modal or ``do`` before it: verb; a determiner or possessive: noun, when the word has no
   adjective reading), else the reading that holds at least :data:`DOMINANT_SHARE` of the word's SemCor occurrences;
   a word none of these resolves is not a target (``we dress``: verb; ``the dress``: noun).
-* **The synonym is one of the most frequent sense of that part of speech** (SemCor counts; ``senses`` = K widens it to
-  K senses): its single-word lemmas other than the word's own, none a number or a lemma of a number sense, inflected
-  like the word (lemminflect; ``cars -> automobiles``), the inflected form and its lemma both unseen in training; the
-  most common one in that sense is taken (highest SemCor count of the lemma in the synset, then WordNet's order), not
-  the farthest-spelled (the paper's rule 4).
+* **The synonym is one of a clear most frequent sense of that part of speech** (SemCor counts, :data:`MIN_SENSE_COUNT`
+  and :data:`SENSE_SHARE`; ``senses`` = K widens it to K senses): a single-word lemma other than the word's own,
+  none a number or a lemma of a number sense, used in that sense in SemCor (:data:`MIN_SYNONYM_COUNT`) and in one of
+  its own main senses (:func:`own_sense`), not a derivation of the word (:func:`derived`), inflected like the word
+  (lemminflect; ``cars -> automobiles``). Of those the most used in the sense is taken (then WordNet's order), not
+  the farthest-spelled (the paper's rule 4), under the ``unseen`` rule (:func:`reading_synonyms`).
 * **The ratio counts content words**: ``n = rounding(ratio x counted words)`` targets (rounding ``ceil`` by default
-  in this mode, so a short context gets one), drawn in a seeded order from the words that have an unseen synonym in
-  their context. The counted words are the content words whose reading in the context has a synonym at all, seen in
+  in this mode, so a short context gets one), drawn in a seeded order from the words that have a synonym in their
+  context. The counted words are the content words whose reading in the context has a suitable synonym, seen in
   training or not (:func:`is_counted`): a word no synonym could ever replace does not make a ratio unreachable.
 
 Each word's record (:func:`word_entry`: is it a content word, its synonym per reading, its dominant reading) is

@@ -153,6 +153,7 @@ def top_senses(senses: list[Sense], pos: str | None, k: int) -> list[Sense]:
     return [sense for sense in senses if sense.pos == pos][:k]
 
 
+@cache  # lemminflect deep-copies its tables on every call; a corpus asks the same few again
 def penn_tag(word: str, pos: str, lemma: str) -> str | None:
     """The first Penn tag of ``pos`` under which lemminflect inflects ``lemma`` to ``word`` (case-insensitive)."""
     from lemminflect import getInflection
@@ -166,6 +167,7 @@ def penn_tag(word: str, pos: str, lemma: str) -> str | None:
     return None
 
 
+@cache
 def penn_tags(word: str, pos: str, lemma: str) -> tuple[str, ...]:
     """Every Penn tag of ``pos`` under which lemminflect inflects ``lemma`` to ``word`` (``traveled``: VBD and VBN)."""
     from lemminflect import getInflection
@@ -176,6 +178,7 @@ def penn_tags(word: str, pos: str, lemma: str) -> tuple[str, ...]:
                  or lower in (form.lower() for form in getInflection(base, tag)))
 
 
+@cache
 def inflect(lemma: str, tag: str | None) -> str | None:
     """``lemma`` inflected with Penn ``tag`` by lemminflect (its rules cover words outside its dictionary); the lemma
     itself for a base tag (NN, VB, JJ, RB); None when there is no tag or no form."""
