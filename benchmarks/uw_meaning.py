@@ -1,7 +1,8 @@
 """Benchmark: the meaning-keeping Unknown Word mode on a corpus it was not designed on: rows kept, speed, a sample.
 
     python benchmarks/uw_meaning.py [--corpus ubuntu_irc|dailydialog] [--ratio 0.3] [--rounding ceil]
-                                    [--instances N] [--sample 50] [--sample-out FILE] [--data-dir DIR]
+                                    [--instances N] [--sample 50] [--sample-seed 0] [--sample-out FILE]
+                                    [--data-dir DIR]
 
 Rows: every prefix of the corpus's test dialogues (messages 1..k, k < length) as a context, the first
 ``--instances`` of them (all by default); the vocabulary ("unknown" = unseen in it) is the same corpus's training
@@ -63,6 +64,7 @@ def main(argv=None) -> int:
                         help="the mode's unseen rule (default: the mode's default, preferred)")
     parser.add_argument("--instances", type=int, help="at most this many contexts (default: all)")
     parser.add_argument("--sample", type=int, default=50, help="replacements in the sample (default 50)")
+    parser.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0, the judged one)")
     parser.add_argument("--sample-out", help="write the sample's markdown table here (default: print it)")
     parser.add_argument("--data-dir", help="raw data directory (default: $DIALSHIFT_DATA_DIR or ../shared/data)")
     args = parser.parse_args(argv)
@@ -109,7 +111,7 @@ def main(argv=None) -> int:
         print(f"  {name:<36} {rate:>9,.0f} instances/s")
     print("  first call, seconds: " + ", ".join(f"{part} {seconds:.1f}" for part, seconds in parts.items())
           + f"; the issue's bar: {len(rows) / 1000:.1f} s in all (1,000 instances/s)")
-    sample = sample_replacements(shifted.to_list(), size=args.sample, seed=0)
+    sample = sample_replacements(shifted.to_list(), size=args.sample, seed=args.sample_seed)
     table = sample_table(sample)
     if args.sample_out:
         Path(args.sample_out).write_text(table, encoding="utf-8")
