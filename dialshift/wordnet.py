@@ -100,16 +100,54 @@ def wordnet_fingerprint(reader) -> str:
 
 
 @cache
+def english_reader_class():
+    """:class:`EnglishWordNetReader`, a subclass of NLTK's ``WordNetCorpusReader`` (made on first use: importing
+    NLTK takes seconds)."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class EnglishWordNetReader(WordNetCorpusReader):
+        """NLTK's reader, opened in a fraction of its time: without the Open Multilingual Wordnet's sense mapping (its
+        constructor reads ``index.sense`` twice to map WordNet 3.0 onto itself, for multilingual look-ups never made
+        here), and with the index and adjective files read as plain text files rather than through NLTK's seekable
+        stream reader (a Python call per character); the maps it builds are NLTK's (``tests/test_wordnet.py``)."""
+
+        def map_wn(self, version="wordnet"):
+            return None
+
+        def _scan_satellites(self):
+            with open(Path(self.root.path) / "data.adj", encoding="utf-8") as lines:
+                fields = (line.split(None, 3) for line in lines if line[:1] not in ("", " ", "\n"))
+                self.satellite_offsets = {int(found[0]) for found in fields if len(found) >= 3 and found[2] == "s"}
+
+        def _load_lemma_pos_offset_map(self):
+            from nltk.corpus.reader.wordnet import ADJ, ADJ_SAT
+
+            satellites, table = self.satellite_offsets, self._lemma_pos_offset_map
+            for suffix in self._FILEMAP.values():
+                with open(Path(self.root.path) / f"index.{suffix}", encoding="utf-8") as lines:
+                    for line in lines:
+                        if line.startswith(" "):
+                            continue
+                        fields = line.split()
+                        lemma, pos, count, first = fields[0], fields[1], int(fields[2]), 6 + int(fields[3])
+                        offsets = [int(offset) for offset in fields[first:first + count]]
+                        table[lemma][pos] = offsets
+                        if pos == ADJ:
+                            table[lemma][ADJ_SAT] = [offset for offset in offsets if offset in satellites]
+
+    return EnglishWordNetReader
+
+
+@cache
 def _load(wordnet_dir, cache):
     import nltk
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     nltk_data = prepare_wordnet(wordnet_dir, cache)
     if str(nltk_data) not in nltk.data.path:
         nltk.data.path.insert(0, str(nltk_data))
     with warnings.catch_warnings():  # Open Multilingual Wordnet is not needed: English synonyms only
         warnings.filterwarnings("ignore", message="The multilingual functions are not available")
-        return WordNetCorpusReader(str(nltk_data / "corpora" / "wordnet"), None)
+        return english_reader_class()(str(nltk_data / "corpora" / "wordnet"), None)
 
 
 def load_wordnet(wordnet_dir=None, cache=None):

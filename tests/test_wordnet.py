@@ -73,3 +73,35 @@ def test_real_wordnet_loads_from_the_debian_files(tmp_path, monkeypatch):
     assert {"calculator", "reckoner", "data_processor"} <= names
     assert wordnet.morphy("geese") == "goose" and wordnet.synset("car.n.01").lexname() == "noun.artifact"
     assert len(wordnet_fingerprint(wordnet)) == 16
+
+
+@pytest.mark.wordnet
+@pytest.mark.skipif(not (DEBIAN / "data.noun").is_file(), reason="wordnet-base not installed")
+def test_the_fast_reader_builds_nltks_maps(tmp_path, monkeypatch):
+    """The reader's own index and satellite loading gives NLTK's maps, on a slice of every WordNet file (the head
+    of each index and data file: licence lines, lemmas with pointers, adjective satellites)."""
+    import warnings
+
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from dialshift.wordnet import english_reader_class
+
+    folder = tmp_path / "nltk_data" / "corpora" / "wordnet"  # NLTK reads corpora only below its data path
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nltk_data"), *nltk.data.path])
+    for name in REQUIRED_FILES:
+        lines = (DEBIAN / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (folder / name).write_text("".join(lines[:3000]), encoding="utf-8")
+    (folder / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+
+    class Stock(WordNetCorpusReader):
+        def map_wn(self, version="wordnet"):  # the OMW mapping reads the installed WordNet: not under test
+            return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast, stock = english_reader_class()(str(folder), None), Stock(str(folder), None)
+    assert fast.satellite_offsets == stock.satellite_offsets and fast.satellite_offsets
+    assert dict(fast._lemma_pos_offset_map) == dict(stock._lemma_pos_offset_map)
+    assert any("s" in entry for entry in fast._lemma_pos_offset_map.values())

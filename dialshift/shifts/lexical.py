@@ -101,8 +101,9 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
     """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
-    synonyms.precompute([token for turns in dialogues for turn in turns for token in _tokenized(turn)[0]
-                         if is_word(token)], num_proc)
+    turns = {turn for dialogue in dialogues for turn in dialogue}  # a dialogue's prefixes repeat its turns
+    synonyms.precompute(sorted({token for turn in turns for token in _tokenized(turn)[0] if is_word(token)}),
+                        num_proc)
 
 
 @dataclass(frozen=True)
@@ -201,8 +202,9 @@ class UnknownWord(Shift):
     """``UnknownWord(ratio=0.3, synonyms=SynonymTable(...))``; see :meth:`for_corpus` to build one from your data.
 
     ``mode="meaning"`` (:mod:`dialshift.shifts.meaning`) keeps the meaning on a user's corpus: content words only,
-    the part of speech from the context, the most common unseen synonym of the word's most frequent sense, inflected
-    to fit, and the ratio counted over content words. The default ``mode="paper"`` is Lee et al.'s rules (the
+    the part of speech from the context, the most common synonym of a clear most frequent sense (an unseen one when
+    it is about as common: ``unseen="preferred"``; ``required`` or ``optional``), inflected to fit, and the ratio
+    counted over content words. The default ``mode="paper"`` is Lee et al.'s rules (the
     published ``uw_*`` configs).
     """
 

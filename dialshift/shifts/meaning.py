@@ -1,27 +1,31 @@
 """The meaning-keeping Unknown Word mode (``mode="meaning"``, beyond Lee et al. 2022), for shifting users' corpora.
 
 The paper's rules replace any word by the farthest-spelled lemma of any WordNet sense, which on a new corpus turns
-``I'm glad`` into ``Iodine'mebibyte beaming``. This mode keeps the meaning and stays an *unknown word* shift (every
-synonym is still unseen in the training texts):
+``I'm glad`` into ``Iodine'mebibyte beaming``. This mode keeps the meaning; whether the synonym must also be unseen in
+the training texts (an *unknown* word, as in the paper) is its ``unseen`` parameter
+(:data:`~dialshift.shifts.replace.UNSEEN`; ``preferred`` by default):
 
 * **Targets are content words only**: an alphabetic token of at least :data:`MIN_LETTERS` letters that is not a
-  number, a stop word (scikit-learn's list), a pronoun, auxiliary or determiner (:data:`FUNCTION_WORDS` adds those
-  the stop list lacks), a contraction piece (``don ' t``), a capitalised word inside a sentence (a likely name), a
-  word inside a URL or address or glued to its neighbours into code (``apt-get``, ``/etc/fstab``, :func:`glued`),
-  nor an inflection of a stop word in any part of speech (``did -> do``, ``saw -> see``); and it has a noun, verb,
-  adjective or adverb reading (lemminflect's dictionary and a WordNet sense).
+  number, a stop word (scikit-learn's list), a pronoun, auxiliary, determiner, filler, ``like`` or a reporting verb
+  (:data:`FUNCTION_WORDS` adds those the stop list lacks), a particle (:data:`PARTICLES`), a contraction piece
+  (``don ' t``), a capitalised word inside a sentence (a likely name), a word inside a URL or address or glued to
+  its neighbours into code (``apt-get``, ``/etc/fstab``, :func:`glued`), nor an inflection of a stop word in any part
+  of speech (``did -> do``, ``saw -> see``); it has a noun, verb, adjective or adverb reading (lemminflect's
+  dictionary and a WordNet sense); it is not the corpus's jargon (:func:`keyness`), and in its context not part of a
+  phrasal verb, a fixed phrase or the name a message is addressed to (:func:`in_phrase`).
 * **The part of speech comes from the context**: a word with one reading takes it; otherwise the previous token
   decides (a subject pronoun, modal or ``do`` before it: verb; a determiner or possessive: noun, when the word has no
   adjective reading), else the reading that holds at least :data:`DOMINANT_SHARE` of the word's SemCor occurrences;
   a word none of these resolves is not a target (``we dress``: verb; ``the dress``: noun).
-* **The synonym is one of the most frequent sense of that part of speech** (SemCor counts; ``senses`` = K widens it to
-  K senses): its single-word lemmas other than the word's own, none a number or a lemma of a number sense, inflected
-  like the word (lemminflect; ``cars -> automobiles``), the inflected form and its lemma both unseen in training; the
-  most common one in that sense is taken (highest SemCor count of the lemma in the synset, then WordNet's order), not
-  the farthest-spelled (the paper's rule 4).
+* **The synonym is one of a clear most frequent sense of that part of speech** (SemCor counts, :data:`MIN_SENSE_COUNT`
+  and :data:`SENSE_SHARE`; ``senses`` = K widens it to K senses): a single-word lemma other than the word's own,
+  none a number or a lemma of a number sense, used in that sense in SemCor (:data:`MIN_SYNONYM_COUNT`) and in one of
+  its own main senses (:func:`own_sense`), not a derivation of the word (:func:`derived`), inflected like the word
+  (lemminflect; ``cars -> automobiles``). Of those the most used in the sense is taken (then WordNet's order), not
+  the farthest-spelled (the paper's rule 4), under the ``unseen`` rule (:func:`reading_synonyms`).
 * **The ratio counts content words**: ``n = rounding(ratio x counted words)`` targets (rounding ``ceil`` by default
-  in this mode, so a short context gets one), drawn in a seeded order from the words that have an unseen synonym in
-  their context. The counted words are the content words whose reading in the context has a synonym at all, seen in
+  in this mode, so a short context gets one), drawn in a seeded order from the words that have a synonym in their
+  context. The counted words are the content words whose reading in the context has a suitable synonym, seen in
   training or not (:func:`is_counted`): a word no synonym could ever replace does not make a ratio unreachable.
 
 Each word's record (:func:`word_entry`: is it a content word, its synonym per reading, its dominant reading) is
@@ -41,6 +45,7 @@ FUNCTION_WORDS = frozenset(
     "theirs ones somebody anybody everybody yourselves oneself "
     "does did doing done having shall ought dare gonna wanna gotta let lets "
     "little such "
+    "like say says said saying letting forth "  # a preposition in chat; verbs whose synonyms take other complements
     "yeah yes yep nope okay hey hello hmm uh um oh ah".split()
 )
 #: The previous token says the word is a verb (subject pronouns, modals, ``do`` and its negations) ...
@@ -51,10 +56,38 @@ VERB_CUES = frozenset(
 #: ... or a noun (determiners and possessives), unless the word also reads as an adjective (``the good one``).
 NOUN_CUES = frozenset("a an the my your his her its our their this these those some any no every each another".split())
 #: A reading holding this share of a word's SemCor occurrences is taken when the context gives no cue.
-DOMINANT_SHARE = 0.8
+DOMINANT_SHARE = 0.7
 #: Characters that glue a word to its neighbour into something that is not prose (``apt-get``, ``/etc/fstab``,
 #: ``ppa:team/java``, ``file.txt``, ``user@host``): such a word is never a target.
 GLUE = frozenset("-/_.:@~=+\\#$%&*<>|[]{}`^")
+#: A reading gives synonyms only when its most frequent sense is used this often in SemCor ...
+MIN_SENSE_COUNT = 3
+#: ... and holds this share of the reading's SemCor uses (``just``: 40 %, ``think``: 46 %; ``make``: 10 %: no target).
+SENSE_SHARE = 0.35
+#: A synonym is used in the word's sense at least this share of its own SemCor uses in that part of speech.
+SYNONYM_SHARE = 0.3
+#: ``unseen="preferred"`` takes the most used unseen synonym when it is used at least this share as often in the sense
+#: as the most used synonym (``think -> believe`` 72, not ``conceive`` 10; ``use -> employ`` 42, not ``apply`` 45).
+PREFER_SHARE = 0.5
+#: A synonym sharing this many first letters with the word is a derivation of it, not another word.
+STEM_LETTERS = 5
+#: A synonym is used at least this often in that sense in SemCor (``know -> cognize`` 0, ``command -> bid`` 1).
+MIN_SYNONYM_COUNT = 2
+#: A word this much (log10) more frequent in the training texts than in SemCor is the corpus's jargon ...
+MAX_KEYNESS = 0.75
+#: ... measured only on a training split of at least this many tokens (a small one says nothing about jargon).
+MIN_KEYNESS_TOKENS = 100_000
+#: A verb followed by one of these is part of a phrasal verb or construction (``try out``, ``need to``) ...
+PARTICLES = frozenset("to out on up off about into over down away back around through along in".split())
+#: ... and these word pairs are fixed phrases whose words keep no meaning of their own (``good luck``).
+COLLOCATIONS = frozenset(tuple(pair.split()) for pair in (
+    "good luck", "last night", "last week", "last year", "last time", "of course", "according to", "at least",
+    "at all", "at first", "at last", "right now", "right away", "no problem", "thank you", "good morning",
+    "good night", "good afternoon", "good evening", "good idea", "take care", "make sure", "in fact", "in case",
+    "the following", "kind of", "sort of", "all right", "never mind", "as well", "for sure", "so far", "each other",
+    "no longer", "first time", "long time", "right click", "live cd", "live mode", "single user", "no idea",
+    "could use", "can use",
+))
 
 
 def word_entry(table, word: str) -> dict:
@@ -63,44 +96,117 @@ def word_entry(table, word: str) -> dict:
     ``dominant`` (the reading holding :data:`DOMINANT_SHARE` of its SemCor occurrences, or None)."""
     lower = word.lower()
     stop = sense_rules.stop_words()
-    if not is_word(lower) or len(lower) < MIN_LETTERS or lower in stop or lower in FUNCTION_WORDS:
-        return {"content": False, "synonyms": {}, "substitutable": [], "dominant": None}
+    none = {"content": False, "synonyms": {}, "substitutable": [], "dominant": None}
+    if not is_word(lower) or len(lower) < MIN_LETTERS or lower in stop or lower in FUNCTION_WORDS or lower in PARTICLES:
+        return none
     lemmas = sense_rules.dictionary_lemmas(lower)
     if any(lemma in stop for group in lemmas.values() for lemma in group):  # did -> do, saw -> see, does -> do
-        return {"content": False, "synonyms": {}, "substitutable": [], "dominant": None}
+        return none
     senses = table.senses(lower)
     readings = [pos for pos in sense_rules.PARTS_OF_SPEECH if pos in lemmas and any(s.pos == pos for s in senses)]
+    if readings and keyness(table, lower, senses) > MAX_KEYNESS:  # the corpus's jargon: a content word, no target
+        return {"content": True, "synonyms": {pos: None for pos in readings}, "substitutable": [], "dominant": None}
     found = {pos: reading_synonyms(table, lower, senses, pos) for pos in readings}
     counts = {pos: sum(sense.count for sense in senses if sense.pos == pos) for pos in readings}
     total = sum(counts.values())
     dominant = next((pos for pos in readings if total and counts[pos] >= DOMINANT_SHARE * total), None)
-    return {"content": bool(readings), "synonyms": {pos: unseen for pos, (unseen, _) in found.items()},
+    return {"content": bool(readings), "synonyms": {pos: chosen for pos, (chosen, _) in found.items()},
             "substitutable": [pos for pos, (_, any_synonym) in found.items() if any_synonym], "dominant": dominant}
 
 
 def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | None, bool]:
-    """The synonym of ``word`` read as ``pos`` (the most common unseen single-word lemma of its top sense(s) in that
-    part of speech, inflected like the word; None when there is none) and whether the sense has any single-word
-    inflectable synonym at all, seen in training or not (the word then counts in the ratio)."""
-    chosen, substitutable = [], False
+    """The synonym of ``word`` read as ``pos`` and whether the reading has a suitable synonym at all, seen in training
+    or not (the word then counts in the ratio). A reading gives synonyms only when its most frequent sense is clear
+    (:data:`MIN_SENSE_COUNT`, :data:`SENSE_SHARE`); a suitable synonym is a single-word lemma of that sense (of its
+    ``senses`` top senses) other than the word's own, no number, used :data:`MIN_SYNONYM_COUNT` times in that sense
+    in SemCor, in one of its own main senses (:func:`own_sense`), not a derivation of the word (:func:`derived`) and
+    inflected like the word. The chosen one follows the table's ``unseen`` rule
+    (:data:`~dialshift.shifts.replace.UNSEEN`): the most used in that sense in SemCor (then WordNet's order) of the
+    unseen ones (``required``), of all (``optional``), or the most used unseen one when it is used at least
+    :data:`PREFER_SHARE` as often as the most used one, else that one (``preferred``)."""
+    counts = [sense.count for sense in senses if sense.pos == pos]
+    if not counts or counts[0] < MIN_SENSE_COUNT or counts[0] < SENSE_SHARE * sum(counts):
+        return None, False  # no clear dominant sense: a synonym of it would often be of another sense here
+    suitable = []
     for sense in sense_rules.top_senses(senses, pos, table.rules.senses):
         if table.number_sense(sense.synset):
             continue
-        tag = sense_rules.penn_tag(word, pos, sense.lemma)
-        if tag is None:
+        tags = sense_rules.penn_tags(word, pos, sense.lemma)  # the word's inflection: the first tag that gives it
+        if not tags:
             continue
+        tag, tags = tags[0], tags if pos == "v" else ()  # a verb's form may be two (traveled: VBD, VBN); lemminflect
+        # also lists many a noun's singular as its plural (dress, help), which says nothing about this use
         for order, lemma in enumerate(sense.synset.lemmas()):
             name = lemma.name()
             if name.lower() in (word, sense.lemma.lower()) or not name.isalpha() or is_numeral(name):
                 continue
-            form = sense_rules.inflect(name, tag)
-            if form is None or form.lower() == word:
+            if derived(name.lower(), word, sense.lemma.lower()):
                 continue
-            substitutable = True
-            if form in table.vocabulary or name in table.vocabulary:  # rule 3 on the form and on its lemma
-                continue
-            chosen.append((-sense_rules.lemma_count(table.wordnet, lemma), sense.order, order, form))
-    return (min(chosen)[-1] if chosen else None), substitutable
+            used = sense_rules.lemma_count(table.wordnet, lemma)
+            form = sense_rules.inflect(name, tag) if used >= MIN_SYNONYM_COUNT else None
+            if form is None or form.lower() == word or any(sense_rules.inflect(name, other) != form for other in tags):
+                continue  # also when the word's form is ambiguous and the synonym's is not: traveled -> went/gone
+            seen = form in table.vocabulary or name in table.vocabulary  # rule 3 on the form and on its lemma
+            suitable.append((-used, sense.order, order, seen, form, name))
+    passing = [item for item in sorted(suitable) if own_sense(table, item[-1], pos, -item[0])]
+    unseen = next((item for item in passing if not item[3]), None)
+    rule = table.rules.unseen
+    if rule == "required" or rule == "preferred" and unseen is not None and unseen[0] <= PREFER_SHARE * passing[0][0]:
+        chosen = unseen
+    else:
+        chosen = passing[0] if passing and rule != "required" else None
+    return (chosen[4] if chosen is not None else None), bool(passing)
+
+
+def own_sense(table, synonym: str, pos: str, used: int) -> bool:
+    """Whether the sense shared with the word is one of the synonym's own (``used`` times in it in SemCor, at least
+    :data:`SYNONYM_SHARE` of the synonym's uses in part of speech ``pos``): ``remove -> take`` (9 of 1,100 uses of
+    *take*) and ``say -> tell`` read as other senses. A synonym the reader has no counts for passes."""
+    total = sum(sense.count for sense in table.senses(synonym.lower()) if sense.pos == pos)
+    return not total or used >= SYNONYM_SHARE * total
+
+
+def derived(name: str, *words: str) -> bool:
+    """Whether synonym ``name`` is a derivation of one of ``words`` rather than another word: it contains it or shares
+    its first :data:`STEM_LETTERS` letters (``communication -> communicating``, ``regardless -> disregardless``)."""
+    return any(word in name or name[:STEM_LETTERS] == word[:STEM_LETTERS] for word in words)
+
+
+def keyness(table, word: str, senses: list) -> float:
+    """How much more frequent ``word`` is in the training texts than in SemCor (log10 of the ratio of its shares of
+    the two, SemCor's add-one smoothed; ``-inf`` when the training split has under :data:`MIN_KEYNESS_TOKENS` tokens).
+    Over :data:`MAX_KEYNESS` the word is the corpus's jargon (``kernel``, ``partition``, ``apt`` in a help channel):
+    its sense there is rarely WordNet's most frequent one, so it is no target."""
+    import math
+
+    vocabulary = table.vocabulary
+    total = corpus_size(vocabulary)
+    count = vocabulary.count(word)
+    if total < MIN_KEYNESS_TOKENS or not count:
+        return -math.inf
+    semcor = sense_rules.semcor_size(table.wordnet)
+    return math.log10((count / total) / ((sum(sense.count for sense in senses) + 1) / semcor))
+
+
+def corpus_size(vocabulary) -> int:
+    """The number of tokens the vocabulary counted (summed once per vocabulary)."""
+    size = getattr(vocabulary, "_meaning_size", None)
+    if size is None:
+        size = sum(vocabulary.counts.values())
+        object.__setattr__(vocabulary, "_meaning_size", size)
+    return size
+
+
+def in_phrase(tokens: Sequence[str], index: int, pos: str) -> bool:
+    """Whether ``tokens[index]`` read as ``pos`` is part of a phrasal verb or construction (:data:`PARTICLES`:
+    ``try out``, ``need to``), of a fixed phrase (:data:`COLLOCATIONS`: ``good luck``) or the name a message is
+    addressed to (its first word, before ``:`` or ``,``): replacing it alone would break the phrase."""
+    word = tokens[index].lower()
+    previous = tokens[index - 1].lower() if index > 0 else ""
+    following = tokens[index + 1].lower() if index + 1 < len(tokens) else ""
+    if pos == "v" and following in PARTICLES or index == 0 and following in (":", ","):
+        return True
+    return (previous, word) in COLLOCATIONS or (word, following) in COLLOCATIONS
 
 
 def context_pos(tokens: Sequence[str], index: int, entry: dict) -> str | None:
@@ -122,7 +228,9 @@ def context_choice(tokens: Sequence[str], index: int, entry: dict) -> str | None
     if not entry["content"] or is_name_like(tokens, index):
         return None
     pos = context_pos(tokens, index, entry)
-    synonym = entry["synonyms"].get(pos) if pos is not None else None
+    if pos is None or in_phrase(tokens, index, pos):
+        return None
+    synonym = entry["synonyms"].get(pos)
     return match_case(word, synonym) if synonym is not None else None
 
 
@@ -143,4 +251,5 @@ def is_counted(tokens: Sequence[str], index: int, entry: dict) -> bool:
     context has a synonym in WordNet (seen in training or not: a word no synonym could ever replace is not counted)."""
     if not entry["content"] or is_name_like(tokens, index):
         return False
-    return context_pos(tokens, index, entry) in entry["substitutable"]
+    pos = context_pos(tokens, index, entry)
+    return pos in entry["substitutable"] and not in_phrase(tokens, index, pos)

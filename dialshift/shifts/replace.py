@@ -95,14 +95,19 @@ class WordRules:
     :meth:`dialshift.shifts.lexical.TokenizedContext.replaceable`). ``senses``: synonyms come only from the word's
     ``senses`` most frequent WordNet senses of its likely part of speech (0 = every synset of every part of speech,
     the paper's rule). ``inflect``: a synonym takes the word's inflection (``cars -> automobiles``; a synonym
-    lemminflect cannot inflect, or whose lemma is a training word, is skipped). Shift parameter dataclasses inherit
-    these fields, so every word shift takes them.
+    lemminflect cannot inflect, or whose lemma is a training word, is skipped). ``unseen`` (``mode="meaning"`` only,
+    :data:`UNSEEN`): whether the synonym must be unseen in training (``required``), is taken unseen when a suitable
+    one is (``preferred``, the default) or is simply the most common suitable one (``optional``). Shift parameter
+    dataclasses inherit these fields, so every word shift takes them.
     """
 
     content_words: bool = False
     senses: int = 0
     inflect: bool = False
     mode: str = field(default="paper", repr=False)
+    unseen: str = field(default=None, repr=False, metadata={
+        "help": "mode=meaning only: the synonym must be unseen in training (required), is unseen when a suitable "
+                "one is (preferred, the default) or is the most common suitable one (optional)"})
 
     def __post_init__(self):
         if not isinstance(self.senses, int) or isinstance(self.senses, bool) or self.senses < 0:
@@ -116,10 +121,16 @@ class WordRules:
             object.__setattr__(self, "content_words", True)
             object.__setattr__(self, "inflect", True)
             object.__setattr__(self, "senses", self.senses or 1)
+            object.__setattr__(self, "unseen", self.unseen or DEFAULT_UNSEEN)
+            check_choice("unseen", self.unseen, UNSEEN)
+        elif self.unseen is not None:
+            raise ParameterError(f"parameter unseen={self.unseen} applies to mode=meaning only; mode=paper always "
+                                 "takes an unseen synonym (drop unseen, or add mode=meaning)")
 
     def word_rules(self) -> "WordRules":
         """These rules alone (without a subclass's other parameters)."""
-        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect, mode=self.mode)
+        return WordRules(content_words=self.content_words, senses=self.senses, inflect=self.inflect, mode=self.mode,
+                         unseen=self.unseen)
 
     def public_parameters(self) -> dict:
         """The parameters as a shift publishes them (``Shift.parameters``): every field, but those added after the
@@ -134,7 +145,7 @@ class WordRules:
     def key(self) -> str:
         """What decides a table of these rules (for digests; the paper's mode as before the mode existed)."""
         rules = self.word_rules()
-        return repr(rules) if rules.mode == "paper" else f"{rules!r}[mode={rules.mode}]"
+        return repr(rules) if rules.mode == "paper" else f"{rules!r}[mode={rules.mode},unseen={rules.unseen}]"
 
     @property
     def preset(self) -> str:
@@ -148,21 +159,26 @@ class WordRules:
                  else "every sense of every part of speech",
                  "re-inflected" if self.inflect else "synonym lemma as in WordNet"]
         if self.mode == "meaning":
-            parts.append("meaning mode (strict content words, part of speech from the context, the most common "
-                         "synonym, ratio over content words)")
+            parts.append(f"meaning mode (strict content words, part of speech from the context, the most common "
+                         f"synonym of a clear dominant sense, unseen {self.unseen}, ratio over content words)")
         return ", ".join(parts)
 
 
 #: ``mode`` of the word rules: ``paper`` (Lee et al.'s rules with the options above) or ``meaning`` (a meaning-keeping
 #: Unknown Word for users' corpora, :mod:`dialshift.shifts.meaning`).
 MODES = ("paper", "meaning")
+#: ``unseen`` of the meaning mode (:mod:`dialshift.shifts.meaning`): the synonym must be unseen in the training texts
+#: (``required``: a true unknown word, but often a rare one), is the most common unseen suitable synonym when there is
+#: one and else the most common seen one (``preferred``), or is the most common suitable synonym (``optional``).
+UNSEEN = ("required", "preferred", "optional")
+DEFAULT_UNSEEN = "preferred"
 #: What a ratio counts (``base`` of the UW/KW parameters; :meth:`dialshift.shifts.lexical.TokenizedContext.ratio_base`):
 #: bert-style tokens (the build's rule), whitespace-separated tokens, ``\w+`` runs (no punctuation) or alphabetic
 #: words. The meaning mode counts content words instead.
 BASES = ("tokens", "whitespace", "alnum", "words")
 #: Parameters added after rows were first published, with the default under which they are left out of a row's
 #: ``shift`` description.
-LATER_DEFAULTS = {"mode": "paper", "base": "tokens"}
+LATER_DEFAULTS = {"mode": "paper", "base": "tokens", "unseen": None}
 
 #: Named rule sets: ``paper`` (Lee et al. as stated, the default) and ``sense`` (the sense-preserving variant).
 UW_RULES = {

@@ -82,6 +82,30 @@ _COUNTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def lemma_count(wordnet, lemma) -> int:
     """A lemma's SemCor frequency: NLTK's ``Lemma.count()``, read from ``cntlist.rev`` once into a dict per reader
     (``count()`` binary-searches the file on every call, 50x slower over a corpus's words)."""
+    counts = _semcor_counts(wordnet)
+    return counts.get(lemma.key(), 0) if counts is not None else lemma.count()
+
+
+#: The number of sense-tagged occurrences in SemCor when a reader has no ``cntlist.rev`` to sum (WordNet 3.0's).
+SEMCOR_TAGGED = 258_691
+
+
+def semcor_size(wordnet) -> int:
+    """The sense-tagged occurrences counted in ``wordnet``'s ``cntlist.rev`` (the sum of every lemma's count)."""
+    counts = _semcor_counts(wordnet)
+    if not counts:
+        return SEMCOR_TAGGED
+    total = counts.get(_TOTAL)
+    if total is None:
+        total = counts[_TOTAL] = sum(counts.values())
+    return total
+
+
+_TOTAL = "\0total"  # no lemma key holds a NUL
+
+
+def _semcor_counts(wordnet) -> dict | None:
+    """``cntlist.rev`` as a dict (lemma key -> count), read once per reader; None for a reader without the file."""
     try:
         counts = _COUNTS[wordnet]
     except (KeyError, TypeError):
@@ -99,7 +123,7 @@ def lemma_count(wordnet, lemma) -> int:
             _COUNTS[wordnet] = counts
         except TypeError:
             pass
-    return counts.get(lemma.key(), 0) if counts is not None else lemma.count()
+    return counts
 
 
 def word_senses(wordnet, word: str) -> list[Sense]:
@@ -129,6 +153,7 @@ def top_senses(senses: list[Sense], pos: str | None, k: int) -> list[Sense]:
     return [sense for sense in senses if sense.pos == pos][:k]
 
 
+@cache  # lemminflect deep-copies its tables on every call; a corpus asks the same few again
 def penn_tag(word: str, pos: str, lemma: str) -> str | None:
     """The first Penn tag of ``pos`` under which lemminflect inflects ``lemma`` to ``word`` (case-insensitive)."""
     from lemminflect import getInflection
@@ -142,6 +167,18 @@ def penn_tag(word: str, pos: str, lemma: str) -> str | None:
     return None
 
 
+@cache
+def penn_tags(word: str, pos: str, lemma: str) -> tuple[str, ...]:
+    """Every Penn tag of ``pos`` under which lemminflect inflects ``lemma`` to ``word`` (``traveled``: VBD and VBN)."""
+    from lemminflect import getInflection
+
+    lower, base = word.lower(), lemma.lower()
+    return tuple(tag for tag in PARTS_OF_SPEECH[pos][1]
+                 if lower == base and tag == PARTS_OF_SPEECH[pos][1][0]
+                 or lower in (form.lower() for form in getInflection(base, tag)))
+
+
+@cache
 def inflect(lemma: str, tag: str | None) -> str | None:
     """``lemma`` inflected with Penn ``tag`` by lemminflect (its rules cover words outside its dictionary); the lemma
     itself for a base tag (NN, VB, JJ, RB); None when there is no tag or no form."""

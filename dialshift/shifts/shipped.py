@@ -8,7 +8,7 @@ are the dataclass's; ``tests/test_shift_plugins.py`` checks they agree). A word 
 from dialshift.shifts.context import IC_SELECTIONS
 from dialshift.shifts.distraction import POSITIONS
 from dialshift.shifts.plugins import Parameter, ShiftPlugin
-from dialshift.shifts.replace import BASES, KW_MIN_COUNT, KW_RULES, MODES, ROUNDING
+from dialshift.shifts.replace import BASES, KW_MIN_COUNT, KW_RULES, MODES, ROUNDING, UNSEEN
 
 #: The word rules every word shift takes (:class:`dialshift.shifts.replace.WordRules`).
 WORD_RULE_PARAMETERS = (
@@ -19,8 +19,11 @@ WORD_RULE_PARAMETERS = (
     Parameter("inflect", bool, "a synonym takes the replaced word's inflection", default=False),
     Parameter("mode", str, "paper: Lee et al.'s rules with the options above (the published configs); meaning: a "
                            "meaning-keeping mode for your own corpus (content words only, the part of speech from "
-                           "the context, the most common unseen synonym of the most frequent sense, inflected; the "
+                           "the context, the most common synonym of a clear most frequent sense, inflected; the "
                            "ratio over content words)", default="paper", choices=MODES),
+    Parameter("unseen", str, "mode=meaning only: the synonym must be unseen in --train (required), is the most common "
+                             "unseen one when it is half as common as the most common (unset: preferred), or is the "
+                             "most common one (optional)", default=None, choices=UNSEEN),
 )
 #: Unknown Word's parameters (:class:`dialshift.shifts.lexical.RatioParams`).
 UW_PARAMETERS = (
