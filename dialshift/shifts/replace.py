@@ -23,6 +23,7 @@ frequent senses of its likely part of speech, and synonyms re-inflected like the
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -391,7 +392,13 @@ class KnownWords:
 
 def word_positions(turns: Sequence[Sequence[str]]) -> list[Position]:
     """``(turn, index)`` of every word of a context, in reading order."""
-    return [(t, i) for t, tokens in enumerate(turns) for i, token in enumerate(tokens) if is_word(token)]
+    return [(t, i) for t, tokens in enumerate(turns) for i in word_indices(tuple(tokens))]
+
+
+@lru_cache(maxsize=1 << 14)
+def word_indices(tokens: tuple[str, ...]) -> tuple[int, ...]:
+    """The indices of the words of one turn's tokens (cached: the contexts of one dialogue share their turns)."""
+    return tuple(i for i, token in enumerate(tokens) if is_word(token))
 
 
 def select_targets(order: Sequence[int], replaceable: Sequence[bool], n: int, required: int) -> list[int] | None:

@@ -9,6 +9,7 @@ original text with only the replaced tokens changed.
 """
 
 import re
+from functools import lru_cache
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -73,8 +74,10 @@ def is_numeral(lemma: str) -> bool:
     return bool(parts) and all(part in NUMBER_WORDS for part in parts)
 
 
+@lru_cache(maxsize=1 << 16)
 def is_word(token: str) -> bool:
-    """An alphabetic token that is not a number: a possible replacement target."""
+    """An alphabetic token that is not a number: a possible replacement target (cached: contexts that are prefixes of
+    one dialogue ask about the same tokens again and again)."""
     return token.isalpha() and not is_number(token)
 
 
