@@ -10,20 +10,14 @@ import shutil
 import numpy as np
 import pyarrow as pa
 import pytest
-from test_adapters_open_world import (  # noqa: F401 (covariate_build is a fixture)
-    CONFIGS,
-    classifier_folder,
-    covariate_build,
-    intents,
-    lines,
-    read_split,
-    submission_folder,
-)
+import test_adapters_open_world
+from test_adapters_open_world import CONFIGS, classifier_folder, intents, lines, read_split, submission_folder
 from test_leaderboard import zip_folder
 
 from dialshift.cli import main as cli
 from tests.conftest import one_line_error
 
+covariate_build = test_adapters_open_world.covariate_build  # the tiny covariate build (a module-scoped fixture)
 REPLICATES = 20
 
 

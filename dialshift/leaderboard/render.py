@@ -10,10 +10,10 @@ value) only when it covers every config of the table (the family's configs of th
 against); otherwise it is listed as incomplete with its coverage and no rank, and its shifted mean (over a different
 set) is left out. Where the records hold a second test split of the first unshifted config (the covariate family's
 ``cov_test``, ``cov_lite`` on the lite track: a record's ``shifted_splits``), each headline metric also gets its value
-there and the drop from the first split, each with its interval (:mod:`dialshift.scoring.split_drops`). :func:`render_site` writes ``index.html`` (one tab per table, sortable columns, metric direction
-shown, the ranked column's interval always shown and the others' behind a toggle, links to each submission and its
-results file), a copy of every results file, and the degradation curves of each submission
-(``plots/<family>/<record>__<figure>.png``).
+there and the drop from the first split, each with its interval (:mod:`dialshift.scoring.split_drops`).
+:func:`render_site` writes ``index.html`` (one tab per table, sortable columns, metric direction shown, the ranked
+column's interval always shown and the others' behind a toggle, links to each submission and its results file), a
+copy of every results file, and the degradation curves of each submission (``plots/<family>/<record>__<figure>.png``).
 """
 
 import shutil

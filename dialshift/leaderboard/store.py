@@ -379,7 +379,7 @@ def record_problem(record: dict) -> str | None:
             return f"field 'shifted_splits.{clip(split, 40)}' is not an object of results, intervals and drops"
         for name, drops in values["drops"].items():
             metrics = drops.get("metrics") if isinstance(drops, dict) else None
-            if not isinstance(metrics, dict) or not all(
-                    isinstance(m, dict) and (m.get("value") is None or _number(m.get("value"))) for m in metrics.values()):
+            if not isinstance(metrics, dict) or not all(isinstance(m, dict) and (m.get("value") is None or
+                                                                  _number(m.get("value"))) for m in metrics.values()):
                 return f"field 'shifted_splits.{clip(split, 40)}.drops.{clip(name, 40)}' is not an object of drops"
     return None
