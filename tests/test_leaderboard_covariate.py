@@ -70,8 +70,10 @@ def test_evaluate_output_is_a_submission_scored_on_test_and_cov_test_with_the_dr
         evaluated_results = json.loads((evaluated / "msp" / split / "results.json").read_text())
         for name in CONFIGS:
             assert results[name] == evaluated_results["results"][name]
-    assert record["shifted_splits"]["cov_test"]["intervals"]["hwu12_cov"] == \
-        json.loads((evaluated / "msp" / "cov_test" / "results.json").read_text())["intervals"]["hwu12_cov"]
+    cov_document = json.loads((evaluated / "msp" / "cov_test" / "results.json").read_text())
+    for key in ("intervals", "differences"):
+        assert record["shifted_splits"]["cov_test"][key] == cov_document[key]
+    assert record["shifted_splits"]["cov_test"]["differences"]["hwu12_cov_5shot"]["hwu12_cov"]["shared"] > 0
 
     # the drop: test - cov_test; its interval paired on the out-of-scope ids both splits hold, independent elsewhere
     test, cov = read_split(dataset, "hwu12_cov", "test"), read_split(dataset, "hwu12_cov", "cov_test")

@@ -197,6 +197,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         for name, files in split_files.items():  # the second test splits, and the drop to each
             other = score_files_with_draws(files, replace(settings, split=name), {"run": submission.run})
             shifted[name] = {"results": other[0]["results"], "intervals": other[0]["intervals"],
+                             "differences": other[0]["differences"],
                              "drops": split_drops(scored, other, settings.confidence)}
         metadata = submission.metadata
     record = {key: value for key, value in document.items() if key != "dataset"}
