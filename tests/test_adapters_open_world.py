@@ -190,19 +190,34 @@ def test_split_lite_evaluates_lite_and_cov_lite(covariate_build, tmp_path):
         assert document["results"]["hwu12_cov_5shot"]["instances"] == len(lite[split]["id"])
     assert not (out / "msp" / "test").exists()
 
-    # OUT/msp/lite/predictions with a submission.json beside it is a lite-track leaderboard submission
+    # OUT/msp/lite/predictions, with OUT/msp/cov_lite/predictions as its cov_lite folder and a submission.json
+    # beside it, is a lite-track leaderboard submission scored on both splits (docs/leaderboard.md)
     from dialshift.leaderboard import read_store
-    from dialshift.scoring.gold import config_fingerprints
 
-    metadata = {"model": "org/tiny-intents", "method": "msp", "link": "https://example.org/tiny", "licence": "mit",
-                "dataset_revision": config_fingerprints(dataset, CONFIGS), "configs": list(CONFIGS), "track": "lite"}
-    submission = tmp_path / "submission"
-    shutil.copytree(out / "msp" / "lite" / "predictions", submission / "predictions")
-    (submission / "submission.json").write_text(json.dumps(metadata))
+    submission = submission_folder(out, tmp_path / "submission", "lite", track="lite", configs=list(CONFIGS))
     assert cli(["leaderboard", "score", str(submission), "--dataset", str(dataset), "--results",
                 str(tmp_path / "store"), "--bootstrap", "5", "--no-progress"]) == 0
     (record,) = read_store(tmp_path / "store")
     assert record["scoring"]["split"] == "lite" and "f1_all" in record["results"]["hwu12_cov"]
+    cov_lite = record["shifted_splits"]["cov_lite"]
+    assert cov_lite["results"]["hwu12_cov"]["instances"] == len(lite["cov_lite"]["id"])
+    drop = cov_lite["drops"]["hwu12_cov"]
+    assert drop["shared"] == len(set(lite["lite"]["id"]) & set(lite["cov_lite"]["id"])) > 0
+    assert drop["metrics"]["accuracy"]["value"] == pytest.approx(
+        record["results"]["hwu12_cov"]["accuracy"] - cov_lite["results"]["hwu12_cov"]["accuracy"])
+
+
+def submission_folder(out, target, split="test", **fields):
+    """The submission docs/leaderboard.md makes of `dialshift evaluate`'s open-world output: OUT/msp/<split>/predictions
+    as predictions/, OUT/msp/cov_<split>/predictions as predictions/cov_<split>/, and a submission.json whose
+    dataset_revision is that of OUT/msp/<split>/results.json."""
+    shutil.copytree(out / "msp" / split / "predictions", target / "predictions")
+    shutil.copytree(out / "msp" / f"cov_{split}" / "predictions", target / "predictions" / f"cov_{split}")
+    revision = json.loads((out / "msp" / split / "results.json").read_text())["dataset_revision"]
+    metadata = {"model": "org/tiny-intents", "method": "msp", "link": "https://example.org/tiny", "licence": "mit",
+                "dataset_revision": revision, **fields}
+    (target / "submission.json").write_text(json.dumps(metadata))
+    return target
 
 
 def test_heads_and_models_that_do_not_fit_are_refused_in_one_line(covariate_build, tmp_path, capsys):

@@ -61,8 +61,9 @@ def run_score(args) -> int:
                               progress=not args.no_progress)
     path, replaced = write_record(args.results, record, replace=args.replace)
     config = record["config"]
+    shifted = "".join(f" and {split}" for split in record.get("shifted_splits") or {})
     print(f"scored {config['model_name']} ({config['method']}) on {len(record['results'])} {config['family']} "
-          f"configs, {config['track']} track: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")
+          f"configs{shifted}, {config['track']} track: {path} ({'replaced the earlier record of this model and method' if replaced else 'new record'})")
     return 0
 
 

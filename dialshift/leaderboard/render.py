@@ -8,10 +8,12 @@ column takes its label and direction from the task (:meth:`~dialshift.scoring.ta
 ranked (on the task's first headline metric: the shifted mean where the table has shifted configs, else the unshifted
 value) only when it covers every config of the table (the family's configs of that task in the dataset it was scored
 against); otherwise it is listed as incomplete with its coverage and no rank, and its shifted mean (over a different
-set) is left out. :func:`render_site` writes ``index.html`` (one tab per table, sortable columns, metric direction
-shown, the ranked column's interval always shown and the others' behind a toggle, links to each submission and its
-results file), a copy of every results file, and the degradation curves of each submission
-(``plots/<family>/<record>__<figure>.png``).
+set) is left out. Where the records hold a second test split of the first unshifted config (the covariate family's
+``cov_test``, ``cov_lite`` on the lite track: a record's ``shifted_splits``), each headline metric also gets its value
+there and the drop from the first split, each with its interval (:mod:`dialshift.scoring.split_drops`).
+:func:`render_site` writes ``index.html`` (one tab per table, sortable columns, metric direction shown, the ranked
+column's interval always shown and the others' behind a toggle, links to each submission and its results file), a
+copy of every results file, and the degradation curves of each submission (``plots/<family>/<record>__<figure>.png``).
 """
 
 import shutil
@@ -51,6 +53,8 @@ class Table:
     rows: list = field(default_factory=list)  # {"cells", "intervals", "record", "plots", "rank", "coverage", ...}
     ranked_by: str | None = None  # the column key rows are ranked on
     track: str = "full"  # the submissions' track: each track is ranked in tables of its own
+    split: str | None = None  # the split the rows were scored on (test, lite)
+    second: str | None = None  # the baseline's second test split shown beside it (cov_test, cov_lite), if any
 
     @property
     def key(self) -> str:
@@ -135,16 +139,25 @@ def _table(family, task, names, typed, members, track="full") -> Table:
                Column("method", "Method", numeric=False), Column("parameters", "Params"),
                Column("coverage", "Configs", numeric=False)]
     headline = task.headline(options)
+    split = next((r["scoring"]["split"] for r in rows if isinstance((r.get("scoring") or {}).get("split"), str)), None)
+    second = next((name for r in rows for name, values in (r.get("shifted_splits") or {}).items()
+                   if baseline in values["results"]), None) if baseline else None
     for metric in headline:
         info = task.info(metric, options)
         lower = None if info.higher_is_better is None else not info.higher_is_better
         if baseline:
-            columns.append(Column(f"{metric}|clean", f"{info.label} ({baseline})", lower))
+            columns.append(Column(f"{metric}|clean", f"{info.label} ({baseline}{f', {split}' if second else ''})",
+                                  lower))
+        if second:
+            columns.append(Column(f"{metric}|second", f"{info.label} ({baseline}, {second})", lower))
+            # a smaller drop is better for a higher-is-better metric, a larger (less negative) one for the others
+            columns.append(Column(f"{metric}|drop", f"{info.label} drop {split} − {second} ({baseline})",
+                                  None if lower is None else not lower))
         if shifted:
             columns.append(Column(f"{metric}|shifted", f"{info.label} (shifted mean)", lower))
     if baseline and any(baseline in (record.get("calibration_test") or {}) for record in rows):
         columns.append(Column("calibration|clean", f"p calibrated ({baseline})"))
-    table = Table(family, task.name, baseline, names, columns, track=track)
+    table = Table(family, task.name, baseline, names, columns, track=track, split=split, second=second)
     first = headline[0] if headline else None
     keys = {column.key: column for column in columns}
     ranked_by = keys.get(f"{first}|shifted") or keys.get(f"{first}|clean")
@@ -162,6 +175,14 @@ def _table(family, task, names, typed, members, track="full") -> Table:
             metric, which = column.key.split("|")
             if metric == "calibration":
                 cells[column.key] = ((record.get("calibration_test") or {}).get(baseline) or {}).get("p_value")
+            elif which in ("second", "drop"):
+                values = (record.get("shifted_splits") or {}).get(second) or {}
+                if which == "second":
+                    cells[column.key] = (values.get("results", {}).get(baseline) or {}).get(metric)
+                    bands[column.key] = (values.get("intervals", {}).get(baseline) or {}).get(metric)
+                else:
+                    drop = ((values.get("drops", {}).get(baseline) or {}).get("metrics") or {}).get(metric) or {}
+                    cells[column.key], bands[column.key] = drop.get("value"), drop.get("interval")
             elif which == "clean":
                 cells[column.key] = (results.get(baseline) or {}).get(metric)
                 band = (intervals.get(baseline) or {}).get(metric)

@@ -100,6 +100,44 @@ def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, 
     return family, wanted
 
 
+def second_splits(splits, split: str) -> list[str]:
+    """The config's second test splits paired with ``split``: those named ``<prefix>_<split>`` (``cov_test`` for
+    ``test``, ``cov_lite`` for ``lite``; :func:`dialshift.lite.lite_name`)."""
+    return sorted(name for name in splits if name.endswith(f"_{split}") and len(name) > len(split) + 1)
+
+
+def expected_split_files(submission: Submission, dataset, configs: list[str], split: str) -> dict[str, dict]:
+    """``{second split: {config: predictions path}}``: every config of ``configs`` with a second test split
+    (:func:`second_splits`) needs ``predictions/<that split>/<config>.jsonl``; a file for a config or split the
+    submission does not score is refused. One-line errors naming the file and the fix."""
+    from dialshift.hub.reading import data_files
+
+    splits = data_files(dataset)
+    folder = submission.root / "predictions"
+    for name, files in submission.split_files.items():
+        for config, path in files.items():
+            if config not in configs:
+                raise DialshiftError(f"{path}: config {clip(config, 60)!r} has no predictions/{clip(config, 60)}"
+                                     ".jsonl in this submission (or is not one of the configs it declares); remove "
+                                     "the file or submit the config")
+            if name not in second_splits(splits.get(config, ()), split):
+                paired = ", ".join(second_splits(splits.get(config, ()), split)) or "none"
+                raise DialshiftError(f"{path}: config {config!r} has no {name!r} split paired with {split!r} in the "
+                                     f"dataset (its second test split: {paired}; a lite-track submission pairs lite "
+                                     "with cov_lite, a full one test with cov_test); remove the file")
+    wanted = {}
+    for config in configs:
+        for name in second_splits(splits.get(config, ()), split):
+            path = submission.split_files.get(name, {}).get(config)
+            if path is None:
+                raise DialshiftError(f"{folder / name / (config + '.jsonl')}: missing; config {config!r} is scored "
+                                     f"on {split!r} and on its shifted {name!r} split, so a submission holds the "
+                                     f"predictions of both (copy in the folder OUT/msp/{name}/predictions that "
+                                     f"`dialshift evaluate` wrote as predictions/{name}, or predict on {name!r})")
+            wanted.setdefault(name, {})[config] = path
+    return wanted
+
+
 def family_configs(dataset, family: str, split: str) -> dict[str, str]:
     """``{config: task}`` of every config of ``family`` in the dataset folder with ``split``: the full set a
     leaderboard row must cover to be ranked."""
@@ -139,7 +177,11 @@ def check_revision(submission: Submission, dataset, configs: list[str]) -> None:
 def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, limits: Limits | None = None,
                      progress: bool = False) -> dict:
     """Check and score the submission at ``path`` against the dataset folder; return the store record."""
-    from dialshift.scoring import ScoringSettings, score_files
+    from dataclasses import replace
+
+    from dialshift.scoring import ScoringSettings
+    from dialshift.scoring.pipeline import score_files_with_draws
+    from dialshift.scoring.split_drops import split_drops
 
     dataset = Path(dataset)
     settings = ScoringSettings(dataset, replicates=replicates, seed=seed, progress=progress)
@@ -147,11 +189,20 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         track = submission.metadata.get("track") or "full"
         settings.split = TRACKS[track]
         family, configs = expected_configs(submission, dataset, settings.split)
+        split_files = expected_split_files(submission, dataset, configs, settings.split)
         check_revision(submission, dataset, configs)
-        document = score_files({name: submission.files[name] for name in configs}, settings,
-                               {"run": submission.run})
+        scored = score_files_with_draws({name: submission.files[name] for name in configs}, settings,
+                                        {"run": submission.run})
+        document, shifted = scored[0], {}
+        for name, files in split_files.items():  # the second test splits, and the drop to each
+            other = score_files_with_draws(files, replace(settings, split=name), {"run": submission.run})
+            shifted[name] = {"results": other[0]["results"], "intervals": other[0]["intervals"],
+                             "differences": other[0]["differences"],
+                             "drops": split_drops(scored, other, settings.confidence)}
         metadata = submission.metadata
     record = {key: value for key, value in document.items() if key != "dataset"}
+    if shifted:
+        record["shifted_splits"] = shifted
     record["config"] = {
         "model_name": metadata["model"],
         "method": metadata["method"],
@@ -320,7 +371,16 @@ def record_problem(record: dict) -> str | None:
             BenchmarkConfig.from_dict(configs[name])
         except (DialshiftError, TypeError, ValueError) as error:
             return f"field 'configs.{name}' is not a config ({clip(str(error), 80)})"
-    for name in ("options", "intervals", "differences", "reliability", "scoring"):
+    for name in ("options", "intervals", "differences", "reliability", "scoring", "shifted_splits"):
         if record.get(name) is not None and not isinstance(record[name], dict):
             return f"field {name!r} is not an object"
+    for split, values in (record.get("shifted_splits") or {}).items():
+        if not isinstance(values, dict) or not all(isinstance(values.get(name), dict)
+                                                   for name in ("results", "intervals", "drops")):
+            return f"field 'shifted_splits.{clip(split, 40)}' is not an object of results, intervals and drops"
+        for name, drops in values["drops"].items():
+            metrics = drops.get("metrics") if isinstance(drops, dict) else None
+            if not isinstance(metrics, dict) or not all(isinstance(m, dict) and (m.get("value") is None or
+                                                                  _number(m.get("value"))) for m in metrics.values()):
+                return f"field 'shifted_splits.{clip(split, 40)}.drops.{clip(name, 40)}' is not an object of drops"
     return None

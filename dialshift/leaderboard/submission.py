@@ -1,5 +1,9 @@
 """Leaderboard submissions: a folder or a ``.zip`` holding ``submission.json`` and ``predictions/<config>.jsonl``.
 
+A config with a second, shifted test split (the covariate family's ``cov_test``; ``cov_lite`` on the lite track)
+also needs ``predictions/<split>/<config>.jsonl``: the layout ``dialshift evaluate`` writes per split
+(``OUT/msp/cov_test/predictions``), copied in as the folder ``predictions/cov_test``.
+
 :func:`open_submission` checks everything that does not need the gold answers before any scoring: the container
 (size limits, and for a zip: safe member names, no symlinks, no member outside the layout, bounded extraction), the
 ``submission.json`` schema and the set of prediction files. The predictions themselves (every id exactly once, no
@@ -64,6 +68,9 @@ FIELDS = {
 #: Fields a submitter might use to state scores; refused, because every score is recomputed from gold.
 #: The leaderboard's tracks and the dataset split each is scored on (the lite split: :mod:`dialshift.lite`).
 TRACKS = {"full": "test", "lite": "lite"}
+#: The folder of a second test split's predictions, ``predictions/<prefix>_<split>/`` for a track's split (``cov_test``,
+#: ``cov_lite``; :func:`dialshift.lite.lite_name` names them alike); which configs need one is the dataset's business.
+SPLIT_FOLDER = re.compile(rf"[a-z][a-z0-9]*_(?:{'|'.join(TRACKS.values())})")
 SCORE_FIELDS = ("results", "scores", "metrics", "intervals", "differences", "eval_results", "model-index")
 MAX_TEXT = 500
 #: The largest ``parameters`` and ``seeds`` value accepted (a page shows them; 10**400 cannot be formatted).
@@ -96,12 +103,14 @@ def normalised_name(value: str) -> str:
 @dataclass
 class Submission:
     """A checked submission: its ``metadata`` (``submission.json``), ``files`` (``{config: predictions path}``) and
-    ``run`` (``predictions/run.json``, or {}); ``root`` is the folder (an extracted zip lives in a temporary one)."""
+    ``run`` (``predictions/run.json``, or {}); ``root`` is the folder (an extracted zip lives in a temporary one);
+    ``split_files``: ``{split: {config: path}}`` of the second test splits' folders (``predictions/cov_test/``)."""
 
     root: Path
     metadata: dict
     files: dict = field(default_factory=dict)
     run: dict = field(default_factory=dict)
+    split_files: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------------- metadata
@@ -184,8 +193,15 @@ def _allowed(relative: str) -> bool:
     if relative == SUBMISSION_FILE or relative in OPTIONAL_FILES:
         return True
     parts = PurePosixPath(relative).parts
+    if len(parts) == 3 and parts[0] == PREDICTIONS_DIR and SPLIT_FOLDER.fullmatch(parts[1]):
+        return parts[2] == "run.json" or _allowed(f"{PREDICTIONS_DIR}/{parts[2]}")
     return (len(parts) == 2 and parts[0] == PREDICTIONS_DIR and parts[1].endswith(".jsonl")
             and CONFIG_NAME.fullmatch(parts[1][: -len(".jsonl")]) is not None)
+
+
+def _allowed_folder(relative: str) -> bool:
+    parts = PurePosixPath(relative).parts
+    return parts[:1] == (PREDICTIONS_DIR,) and (len(parts) == 1 or len(parts) == 2 and SPLIT_FOLDER.fullmatch(parts[1]))
 
 
 def scan_folder(root: Path, limits: Limits) -> list[str]:
@@ -202,9 +218,10 @@ def scan_folder(root: Path, limits: Limits) -> list[str]:
                 raise DialshiftError(f"{path}: is a symbolic link; a submission holds regular files only (copy the "
                                      "file in)")
             if stat.S_ISDIR(info.st_mode):
-                if relative != PREDICTIONS_DIR:
-                    raise DialshiftError(f"{path}: unexpected folder; a submission holds {SUBMISSION_FILE} and "
-                                         f"{PREDICTIONS_DIR}/<config>.jsonl only")
+                if not _allowed_folder(relative):
+                    raise DialshiftError(f"{path}: unexpected folder; a submission holds {SUBMISSION_FILE}, "
+                                         f"{PREDICTIONS_DIR}/<config>.jsonl and, for a second test split, "
+                                         f"{PREDICTIONS_DIR}/<split>/<config>.jsonl (e.g. cov_test) only")
                 continue
             if not stat.S_ISREG(info.st_mode):
                 raise DialshiftError(f"{path}: not a regular file")
@@ -396,6 +413,8 @@ def open_submission(path, limits: Limits | None = None):
         folder = root / PREDICTIONS_DIR
         files = {item.name[: -len(".jsonl")]: item for item in sorted(folder.glob("*.jsonl"))} \
             if folder.is_dir() else {}
+        split_files = {item.name: {path.name[: -len(".jsonl")]: path for path in sorted(item.glob("*.jsonl"))}
+                       for item in sorted(folder.iterdir()) if item.is_dir()} if folder.is_dir() else {}
         if not files:
             raise DialshiftError(f"{folder}: no <config>.jsonl predictions files")
         run = {}
@@ -405,7 +424,7 @@ def open_submission(path, limits: Limits | None = None):
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
                 raise DialshiftError(f"{folder / 'run.json'}: not valid JSON ({type(error).__name__})") from None
             run = run.get("run", {}) if isinstance(run, dict) and isinstance(run.get("run"), dict) else {}
-        yield Submission(root, metadata, files, run)
+        yield Submission(root, metadata, files, run, split_files)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -12,8 +12,9 @@ evaluated splits are ``--split`` and its covariate-shifted counterpart: ``test``
     OUT/msp/<split>/predictions/run.json         (the run and its scoring settings: `dialshift score` reads them)
     OUT/msp/<split>/results.json, results.md     (F1_All, F1_In, F1_Out, Acc, AUROC, FPR@95TPR with intervals)
 
-and ``OUT/results.md`` with both splits side by side. ``OUT/msp/test/predictions`` (or ``lite/predictions``) with a
-``submission.json`` beside it is a leaderboard submission (full or lite track). Every distinct utterance of every
+and ``OUT/results.md`` with both splits side by side. ``OUT/msp/test/predictions`` (or ``lite/predictions``), with
+``OUT/msp/cov_test/predictions`` (``cov_lite``) copied into it as ``cov_test/`` and a ``submission.json`` beside it, is
+a leaderboard submission (full or lite track; docs/leaderboard.md). Every distinct utterance of every
 config and split is tokenized and classified once. One run evaluates configs of one intent set (a benchmark and its
 few-shot variants): a head fits one.
 """

@@ -319,6 +319,15 @@ def _test_entry(test: dict, confidence: float) -> dict:
 
 def score_files(files: dict, settings: ScoringSettings, run: dict | None = None) -> dict:
     """Score ``{config: predictions path}`` against ``settings.dataset``; return the ``results.json`` document."""
+    return score_files_with_draws(files, settings, run)[0]
+
+
+def score_files_with_draws(files: dict, settings: ScoringSettings, run: dict | None = None) -> tuple:
+    """:func:`score_files`, also returning the bootstrap draws and instance keys behind its intervals:
+    ``(document, draws, keys)``, ``draws = {config: {metric: replicate values}}`` (the reported metrics' raw draws;
+    the views on shared ids too), ``keys = {config: gold instance keys}``. Two calls with the same replicates and seed
+    draw the same count for an id in a replicate (:mod:`dialshift.scoring.bootstrap`), so differences of their draws
+    are paired on the ids the calls share (:mod:`dialshift.scoring.split_drops`)."""
     from tqdm.auto import tqdm
 
     from dialshift.hub.reading import folder_configs
@@ -367,7 +376,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         differences[name][base]["metrics"] = metrics
     calibrated_differences(differences, points, draws, tests, pairs, settings.confidence)
     intervals, kinds = interval_tables(points, draws, tests, files, settings.confidence)
-    return {
+    document = {
         "dialshift_version": __version__,
         "dataset": str(settings.dataset),
         "dataset_revision": config_fingerprints(settings.dataset, files),
@@ -389,6 +398,7 @@ def score_files(files: dict, settings: ScoringSettings, run: dict | None = None)
         "differences": differences,
         "reliability": reliability,
     }
+    return document, draws, gold_keys
 
 
 def settings_from_run(settings: ScoringSettings, run: dict, given: set) -> ScoringSettings:
