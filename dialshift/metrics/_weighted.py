@@ -80,14 +80,19 @@ def weighted_sums(indices, values, size: int, weights) -> np.ndarray:
     adds ``weights[r, i] * values[j][i]`` to cell ``indices[j][i]`` of row ``r`` for every ``j`` (a value of None
     counts 1). One sparse product with one column per instance, ``len(indices)`` entries each, reads the weights once
     where :func:`weighted_bincount` would read them once per term."""
+    return np.asarray((sum_matrix(indices, values, size) @ np.asarray(weights, dtype=np.float64).T).T)
+
+
+def sum_matrix(indices, values, size: int):
+    """The sparse ``size x N`` matrix of :func:`weighted_sums` (one column per instance, its terms as entries): its
+    product with the transposed weights is their sums (kept by a caller that scores the same terms many times)."""
     from scipy import sparse
 
     n = len(indices[0])
     terms = len(indices)
     data = np.column_stack([np.ones(n) if value is None else np.asarray(value, dtype=np.float64) for value in values])
     rows = np.column_stack([np.asarray(index) for index in indices])
-    matrix = sparse.csc_array((data.ravel(), rows.ravel(), np.arange(0, terms * n + 1, terms)), shape=(size, n))
-    return np.asarray((matrix @ np.asarray(weights, dtype=np.float64).T).T)
+    return sparse.csc_array((data.ravel(), rows.ravel(), np.arange(0, terms * n + 1, terms)), shape=(size, n))
 
 
 def masked_mean(values, rows, weights=None):
