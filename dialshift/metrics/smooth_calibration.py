@@ -64,10 +64,18 @@ def _spread_sums(lower, upper_share, values, size: int, weights) -> np.ndarray:
     return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], size, weights)
 
 
+@functools.lru_cache(maxsize=64)
+def _unit_points(count: int) -> np.ndarray:
+    """``numpy.linspace(0, 1, count)``, read only (the bandwidth search asks for the same few many times)."""
+    points = np.linspace(0.0, 1.0, count)
+    points.flags.writeable = False
+    return points
+
+
 def _kernel(grid: int, bandwidth: float) -> np.ndarray:
     """relplot's ``GaussianKernel.kernel_ev``: the Gaussian density of standard deviation ``bandwidth`` centred at
     0.5, sampled at the ``grid`` points of [0, 1]."""
-    t = np.linspace(0.0, 1.0, grid)
+    t = _unit_points(grid)
     return np.exp(-(t - 0.5) * (t - 0.5) / (2 * bandwidth**2)) / (np.sqrt(2 * np.pi) * bandwidth)
 
 
@@ -122,7 +130,7 @@ def _smooth_ece_at(confidence, residual, weights, bandwidths, cache: dict) -> np
                     for spectra in (residual_spectra, mass_spectra)]
         for count in np.unique(points[rows]):
             inside = points[rows] == count
-            t = np.linspace(0.0, 1.0, int(count))
+            t = _unit_points(int(count))
             total_residual = np.abs(_interpolate(t, smoothed[0][inside])).sum(axis=1)
             total_density = (_interpolate(t, smoothed[1][inside]) + DENSITY_FLOOR).sum(axis=1)
             result[rows[inside]] = total_residual / total_density  # sum |R/D| D / sum D = sum |R| / sum D
@@ -147,7 +155,7 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
     windows = np.lib.stride_tricks.sliding_window_view(extended, grid)
     smoothed = windows[grid - 1::-1].copy()
     smoothed[1:-1] += windows[grid:2 * grid - 2]
-    return _interpolate(np.linspace(0.0, 1.0, points), smoothed)
+    return _interpolate(_unit_points(points), smoothed)
 
 
 def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.ndarray:
@@ -269,6 +277,26 @@ BLOCK_ELEMENTS = 1 << 22
 #: Sorted instances per run of the debiased L2 error's running sums.
 RUN = 16
 _UPPER_ONES = np.triu(np.ones((RUN, RUN)))
+#: Runs per group of :func:`_exclusive_prefix`, and the strict lower triangle of ones that sums a group's rows.
+GROUP = 16
+_LOWER_ONES = np.tril(np.ones((GROUP, GROUP)), -1)
+
+
+def _exclusive_prefix(values: np.ndarray) -> np.ndarray:
+    """The sum of the rows before each row of ``values`` (``runs x ...``, the first row's is 0), in two levels: within
+    groups of :data:`GROUP` rows one batched product with a triangle of ones, the groups' totals by a cumulative sum
+    (numpy's cumulative sum along many short columns costs several times as much)."""
+    runs = len(values)
+    groups = -(-runs // GROUP)
+    padded = np.zeros((groups * GROUP, values[0].size))
+    padded[:runs] = values.reshape(runs, -1)
+    blocks = padded.reshape(groups, GROUP, -1)
+    prefix = _LOWER_ONES @ blocks
+    totals = blocks.sum(axis=1)
+    offsets = np.zeros_like(totals)
+    np.cumsum(totals[:-1], axis=0, out=offsets[1:])
+    prefix += offsets[:, None, :]
+    return prefix.reshape(groups * GROUP, -1)[:runs].reshape(values.shape)
 
 
 class _RunningSums:
@@ -294,8 +322,7 @@ class _RunningSums:
         self.terms = terms.reshape(self.runs, RUN, 3)
         run_sums = np.matmul(self.terms.transpose(0, 2, 1), self.counts)  # runs x 3 x rows
         #: runs x 3 x rows: the sums before each run
-        self.before = np.zeros_like(run_sums)
-        np.cumsum(run_sums[:-1], axis=0, out=self.before[1:])
+        self.before = _exclusive_prefix(run_sums)
 
     def _within(self, run, row) -> np.ndarray:
         """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``)."""
@@ -322,7 +349,7 @@ class _RunningSums:
         # each run's running counts: a product with a triangle of ones (exact: the counts are integers), several
         # times faster than numpy's cumulative sum on these short rows
         running = count_before[row, run][..., None] + self._within(run, row) @ _UPPER_ONES
-        return run * RUN + (running <= totals[..., None]).sum(axis=2)
+        return run * RUN + np.count_nonzero(running <= totals[..., None], axis=2)
 
 
 def _equal_mass_ends(sorted_confidence, sums: _RunningSums, total, n_bins: int) -> np.ndarray:
