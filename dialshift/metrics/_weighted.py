@@ -54,10 +54,12 @@ def weighted_means(columns, weights=None) -> list:
     if weights is None or np.ndim(weights) != 2 or len(columns) < 2:
         return [weighted_mean(column, weights) for column in columns]
     weights = as_weights(weights, len(columns[0]))
-    stacked = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns])
+    stacked = np.stack([np.asarray(column, dtype=np.float64) for column in columns])
     with np.errstate(divide="ignore", invalid="ignore"):
-        means = (weights @ stacked) / row_totals(weights)[:, None]
-    return list(means.T)
+        # columns x rows, as the product of the transposes: numpy copies column-major weights (the bootstrap's)
+        # before a product on their left, not on their right
+        means = (stacked @ weights.T) / row_totals(weights)
+    return list(means)
 
 
 def weighted_bincount(index, values, size: int, weights=None):
