@@ -292,7 +292,7 @@ def _exclusive_prefix(values: np.ndarray) -> np.ndarray:
     padded[:runs] = values.reshape(runs, -1)
     blocks = padded.reshape(groups, GROUP, -1)
     prefix = _LOWER_ONES @ blocks
-    totals = blocks.sum(axis=1)
+    totals = prefix[:, -1] + blocks[:, -1]  # each group's total, without another pass
     offsets = np.zeros_like(totals)
     np.cumsum(totals[:-1], axis=0, out=offsets[1:])
     prefix += offsets[:, None, :]
@@ -325,8 +325,11 @@ class _RunningSums:
         self.before = _exclusive_prefix(run_sums)
 
     def _within(self, run, row) -> np.ndarray:
-        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``)."""
-        return self.counts[run[..., None], np.arange(RUN), row[..., None]]
+        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``), taken by flat index (several times faster than
+        indexing with three broadcast index arrays)."""
+        rows = self.counts.shape[2]
+        flat = (run * (RUN * rows) + row)[..., None] + np.arange(RUN) * rows
+        return np.take(self.counts.ravel(), flat)
 
     def at(self, positions) -> np.ndarray:
         """The sums over the first ``positions[r, k]`` sorted instances of row ``r`` (``R x K x 3``)."""
