@@ -276,6 +276,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
 BLOCK_ELEMENTS = 1 << 22
 #: Sorted instances per run of the debiased L2 error's running sums.
 RUN = 16
+#: Column ``j`` sums a run's first ``j + 1`` counts (:meth:`_RunningSums.count_position`).
 _UPPER_ONES = np.triu(np.ones((RUN, RUN)))
 #: Runs per group of :func:`_exclusive_prefix`, and the strict lower triangle of ones that sums a group's rows.
 GROUP = 16
@@ -325,8 +326,8 @@ class _RunningSums:
         self.before = _exclusive_prefix(run_sums)
 
     def _within(self, run, row) -> np.ndarray:
-        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``), taken by flat index (several times faster than
-        indexing with three broadcast index arrays)."""
+        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``), taken by flat index (several times faster
+        than indexing with three broadcast index arrays)."""
         rows = self.counts.shape[2]
         flat = (run * (RUN * rows) + row)[..., None] + np.arange(RUN) * rows
         return np.take(self.counts.ravel(), flat)
