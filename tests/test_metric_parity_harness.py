@@ -271,18 +271,20 @@ def test_smooth_ece_at_the_point_bandwidth_is_the_fft_path_at_that_bandwidth():
         smooth_ece_compute(stats, weights, bandwidth="fixed")
 
 
-@pytest.mark.parametrize(("n", "tied"), [(150, False), (128, False), (150, True)])
+@pytest.mark.parametrize(("n", "tied"), [(150, False), (128, False), (150, True), (600, False)])
 def test_debiased_l2_block_is_each_replicate_resampled(n, tied, monkeypatch):
     """The debiased L2 error of a block of replicates (equal-mass bins found on running sums, over several chunks of
     rows) equals the error of each replicate's explicitly resampled copy, also for replicates drawing fewer
-    instances than bins, ties across bin edges and a replicate drawing nothing."""
-    rng = np.random.default_rng(11)  # n: over two runs of running sums, the last one partial or full
+    instances than bins, ties across bin edges and a replicate drawing nothing; column-major weights (the
+    bootstrap's) give the same values."""
+    rng = np.random.default_rng(11)  # n: several runs of running sums, the last one partial or full; 600: 3 groups
     confidence = np.full(n, 0.75) if tied else np.round(rng.uniform(0.3, 1.0, n), 2)
     stats = {"confidence": confidence, "correct": rng.random(n) < confidence}
     block = np.stack([np.bincount(rng.integers(0, n, size), minlength=n) for size in (1, 3, 14, 15, 16, 150, 600)]
                      + [np.zeros(n, dtype=np.int64)])
     monkeypatch.setattr(smooth, "BLOCK_ELEMENTS", 3 * n)  # three rows per chunk
     values = smooth.debiased_l2_compute(stats, 15, block.astype(np.float64))
+    np.testing.assert_array_equal(smooth.debiased_l2_compute(stats, 15, np.asfortranarray(block, np.float64)), values)
     for row, counts in enumerate(block[:-1]):
         rows = np.repeat(np.arange(n), counts)
         resampled = {"confidence": confidence[rows], "correct": stats["correct"][rows]}

@@ -54,10 +54,12 @@ def weighted_means(columns, weights=None) -> list:
     if weights is None or np.ndim(weights) != 2 or len(columns) < 2:
         return [weighted_mean(column, weights) for column in columns]
     weights = as_weights(weights, len(columns[0]))
-    stacked = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns])
+    stacked = np.stack([np.asarray(column, dtype=np.float64) for column in columns])
     with np.errstate(divide="ignore", invalid="ignore"):
-        means = (weights @ stacked) / row_totals(weights)[:, None]
-    return list(means.T)
+        # columns x rows, as the product of the transposes: numpy copies column-major weights (the bootstrap's)
+        # before a product on their left, not on their right
+        means = (stacked @ weights.T) / row_totals(weights)
+    return list(means)
 
 
 def weighted_bincount(index, values, size: int, weights=None):
@@ -80,14 +82,19 @@ def weighted_sums(indices, values, size: int, weights) -> np.ndarray:
     adds ``weights[r, i] * values[j][i]`` to cell ``indices[j][i]`` of row ``r`` for every ``j`` (a value of None
     counts 1). One sparse product with one column per instance, ``len(indices)`` entries each, reads the weights once
     where :func:`weighted_bincount` would read them once per term."""
+    return np.asarray((sum_matrix(indices, values, size) @ np.asarray(weights, dtype=np.float64).T).T)
+
+
+def sum_matrix(indices, values, size: int):
+    """The sparse ``size x N`` matrix of :func:`weighted_sums` (one column per instance, its terms as entries): its
+    product with the transposed weights is their sums (kept by a caller that scores the same terms many times)."""
     from scipy import sparse
 
     n = len(indices[0])
     terms = len(indices)
     data = np.column_stack([np.ones(n) if value is None else np.asarray(value, dtype=np.float64) for value in values])
     rows = np.column_stack([np.asarray(index) for index in indices])
-    matrix = sparse.csc_array((data.ravel(), rows.ravel(), np.arange(0, terms * n + 1, terms)), shape=(size, n))
-    return np.asarray((matrix @ np.asarray(weights, dtype=np.float64).T).T)
+    return sparse.csc_array((data.ravel(), rows.ravel(), np.arange(0, terms * n + 1, terms)), shape=(size, n))
 
 
 def masked_mean(values, rows, weights=None):

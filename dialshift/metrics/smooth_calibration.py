@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from dialshift.metrics._weighted import as_weights, row_totals, weighted_bincount, weighted_sums
+from dialshift.metrics._weighted import as_weights, row_totals, sum_matrix, weighted_bincount, weighted_sums
 
 #: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
 DENSITY_FLOOR = 1e-4
@@ -64,10 +64,18 @@ def _spread_sums(lower, upper_share, values, size: int, weights) -> np.ndarray:
     return weighted_sums([lower, lower + 1], [(1.0 - upper_share) * values, upper_share * values], size, weights)
 
 
+@functools.lru_cache(maxsize=64)
+def _unit_points(count: int) -> np.ndarray:
+    """``numpy.linspace(0, 1, count)``, read only (the bandwidth search asks for the same few many times)."""
+    points = np.linspace(0.0, 1.0, count)
+    points.flags.writeable = False
+    return points
+
+
 def _kernel(grid: int, bandwidth: float) -> np.ndarray:
     """relplot's ``GaussianKernel.kernel_ev``: the Gaussian density of standard deviation ``bandwidth`` centred at
     0.5, sampled at the ``grid`` points of [0, 1]."""
-    t = np.linspace(0.0, 1.0, grid)
+    t = _unit_points(grid)
     return np.exp(-(t - 0.5) * (t - 0.5) / (2 * bandwidth**2)) / (np.sqrt(2 * np.pi) * bandwidth)
 
 
@@ -122,7 +130,7 @@ def _smooth_ece_at(confidence, residual, weights, bandwidths, cache: dict) -> np
                     for spectra in (residual_spectra, mass_spectra)]
         for count in np.unique(points[rows]):
             inside = points[rows] == count
-            t = np.linspace(0.0, 1.0, int(count))
+            t = _unit_points(int(count))
             total_residual = np.abs(_interpolate(t, smoothed[0][inside])).sum(axis=1)
             total_density = (_interpolate(t, smoothed[1][inside]) + DENSITY_FLOOR).sum(axis=1)
             result[rows[inside]] = total_residual / total_density  # sum |R/D| D / sum D = sum |R| / sum D
@@ -147,28 +155,55 @@ def _smoothing_operator(grid: int, bandwidth: float, points: int) -> np.ndarray:
     windows = np.lib.stride_tricks.sliding_window_view(extended, grid)
     smoothed = windows[grid - 1::-1].copy()
     smoothed[1:-1] += windows[grid:2 * grid - 2]
-    return _interpolate(np.linspace(0.0, 1.0, points), smoothed)
+    return _interpolate(_unit_points(points), smoothed)
 
 
 def _smooth_ece_fixed(confidence, residual, weights, bandwidth: float) -> np.ndarray:
     """smECE of every row of ``weights`` (``R x N``) at one ``bandwidth``, by :func:`_smoothing_operator`. The
     smoothed mass enters only through its sum over the evaluation points, which is linear in the weights: one
     matrix-vector product with each instance's share of that sum (its grid spread times the operator's row sums)."""
+    plan = _fixed_plan(confidence, residual, float(bandwidth))
+    if len(weights) == 1:  # one row: a plain bincount, no sparse matrix
+        sums = _spread_sums(plan["position"], plan["upper_share"], residual, len(plan["operator"]), weights)
+    else:
+        sums = np.asarray((plan["matrix"] @ np.asarray(weights, dtype=np.float64).T).T)
+    total_residual = np.abs(sums @ plan["operator"]).sum(axis=1)
+    total_density = weights @ plan["mass_share"] + DENSITY_FLOOR * plan["points"]
+    return total_residual / total_density
+
+
+#: :func:`_fixed_plan`'s last results, by a digest of the statistics and the bandwidth: a bootstrap scores the same
+#: statistics once per block of replicates, and these do not depend on the weights.
+_FIXED_PLANS: dict = {}
+
+
+def _fixed_plan(confidence, residual, bandwidth: float) -> dict:
+    """What :func:`_smooth_ece_fixed` needs of the statistics at ``bandwidth``: the grid points some confidence
+    spreads onto (the other rows of the smoothing product are zero) and the operator's rows there, each instance's
+    lower point among them and its share of the upper one, the sparse matrix of the spread residuals, and each
+    instance's share of the smoothed mass."""
+    import hashlib
+
+    key = (hashlib.blake2b(confidence.tobytes() + residual.tobytes(), digest_size=16).digest(), bandwidth)
+    if key in _FIXED_PLANS:
+        return _FIXED_PLANS[key]
     grid = int(max(2000, round(20 / bandwidth))) // 2 + 1
     points = int(max(round(10 / bandwidth), 200))
-    operator = _smoothing_operator(grid, float(bandwidth), points)
+    operator = _smoothing_operator(grid, bandwidth, points)
     lower, upper_share = _spread(confidence, grid)
     read = operator.sum(axis=1)
-    mass_share = (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]
-    # only the grid points some confidence spreads onto: the other rows of the product are zero
     spread_onto = np.zeros(grid, bool)
     spread_onto[lower] = spread_onto[lower + 1] = True
     occupied = np.flatnonzero(spread_onto)
     position = np.searchsorted(occupied, lower)
-    sums = _spread_sums(position, upper_share, residual, len(occupied), weights)
-    total_residual = np.abs(sums @ operator[occupied]).sum(axis=1)
-    total_density = weights @ mass_share + DENSITY_FLOOR * points
-    return total_residual / total_density
+    plan = {"points": points, "operator": operator[occupied], "position": position, "upper_share": upper_share,
+            "matrix": sum_matrix([position, position + 1], [(1.0 - upper_share) * residual, upper_share * residual],
+                                 len(occupied)),
+            "mass_share": (1.0 - upper_share) * read[lower] + upper_share * read[lower + 1]}
+    if len(_FIXED_PLANS) >= 64:
+        _FIXED_PLANS.pop(next(iter(_FIXED_PLANS)))
+    _FIXED_PLANS[key] = plan
+    return plan
 
 
 #: Point-estimate bandwidths by a digest of the statistics: a bootstrap calls the compute once per block of replicates
@@ -240,31 +275,62 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
 #: The most ``rows x instances`` elements the debiased L2 error's block computation holds at once (bounds memory).
 BLOCK_ELEMENTS = 1 << 22
 #: Sorted instances per run of the debiased L2 error's running sums.
-RUN = 32
+RUN = 16
+#: Column ``j`` sums a run's first ``j + 1`` counts (:meth:`_RunningSums.count_position`).
+_UPPER_ONES = np.triu(np.ones((RUN, RUN)))
+#: Runs per group of :func:`_exclusive_prefix`, and the strict lower triangle of ones that sums a group's rows.
+GROUP = 16
+_LOWER_ONES = np.tril(np.ones((GROUP, GROUP)), -1)
+
+
+def _exclusive_prefix(values: np.ndarray) -> np.ndarray:
+    """The sum of the rows before each row of ``values`` (``runs x ...``, the first row's is 0), in two levels: within
+    groups of :data:`GROUP` rows one batched product with a triangle of ones, the groups' totals by a cumulative sum
+    (numpy's cumulative sum along many short columns costs several times as much)."""
+    runs = len(values)
+    groups = -(-runs // GROUP)
+    padded = np.zeros((groups * GROUP, values[0].size))
+    padded[:runs] = values.reshape(runs, -1)
+    blocks = padded.reshape(groups, GROUP, -1)
+    prefix = _LOWER_ONES @ blocks
+    totals = prefix[:, -1] + blocks[:, -1]  # each group's total, without another pass
+    offsets = np.zeros_like(totals)
+    np.cumsum(totals[:-1], axis=0, out=offsets[1:])
+    prefix += offsets[:, None, :]
+    return prefix.reshape(groups * GROUP, -1)[:runs].reshape(values.shape)
 
 
 class _RunningSums:
     """Running sums over the sorted instances of each row's weighted count, gap ``f - y`` and hit ``y``, read at
     any positions without a cumulative sum over every instance: the sums of runs of :data:`RUN` consecutive
-    instances are one batched matrix product, and only the run a position falls in is summed in part."""
+    instances are one batched matrix product, and only the run a position falls in is summed in part. The counts are
+    held instance-major (``runs x RUN x R``: an instance's ``R`` weights side by side), a plain copy of column-major
+    weights (the scoring's bootstrap passes them so)."""
 
     def __init__(self, weights, order, confidence, correct):
         """``weights``: ``R x N`` in the instances' own order; ``order``: the sorting permutation of the confidences,
         or None when they are sorted already; ``confidence`` and ``correct``: sorted."""
         rows, n = weights.shape
         self.runs = -(-n // RUN)
-        padded = np.zeros((rows, self.runs * RUN))
+        padded = np.zeros((self.runs * RUN, rows))
         if order is None:
-            padded[:, :n] = weights
+            padded[:n] = weights.T
         else:
-            np.take(weights, order, axis=1, out=padded[:, :n])
-        self.counts = padded.reshape(rows, self.runs, RUN)
+            padded[:n] = weights.T[order]
+        self.counts = padded.reshape(self.runs, RUN, rows)
         terms = np.zeros((self.runs * RUN, 3))
         terms[:n] = np.column_stack([np.ones(n), confidence - correct, correct])
         self.terms = terms.reshape(self.runs, RUN, 3)
-        run_sums = np.matmul(self.counts.transpose(1, 0, 2), self.terms)  # runs x rows x 3
-        #: rows x runs x 3: the sums before each run
-        self.before = np.concatenate([np.zeros((1, rows, 3)), np.cumsum(run_sums[:-1], axis=0)]).transpose(1, 0, 2)
+        run_sums = np.matmul(self.terms.transpose(0, 2, 1), self.counts)  # runs x 3 x rows
+        #: runs x 3 x rows: the sums before each run
+        self.before = _exclusive_prefix(run_sums)
+
+    def _within(self, run, row) -> np.ndarray:
+        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``), taken by flat index (several times faster
+        than indexing with three broadcast index arrays)."""
+        rows = self.counts.shape[2]
+        flat = (run * (RUN * rows) + row)[..., None] + np.arange(RUN) * rows
+        return np.take(self.counts.ravel(), flat)
 
     def at(self, positions) -> np.ndarray:
         """The sums over the first ``positions[r, k]`` sorted instances of row ``r`` (``R x K x 3``)."""
@@ -272,20 +338,22 @@ class _RunningSums:
         last = run == self.runs  # the end of a full last run
         run[last], within[last] = self.runs - 1, RUN
         row = np.arange(len(positions))[:, None]
-        part = self.counts[row, run] * (np.arange(RUN) < within[..., None])
-        return self.before[row, run] + np.einsum("rkj,rkjm->rkm", part, self.terms[run])
+        part = self._within(run, row) * (np.arange(RUN) < within[..., None])
+        return self.before[run, :, row] + np.einsum("rkj,rkjm->rkm", part, self.terms[run])
 
     def count_position(self, totals) -> np.ndarray:
         """``numpy.searchsorted(running count of row r, totals[r], side="right")`` for ``totals`` below each row's
         total count (``R x K``): the number of sorted instances whose running count is at most the total."""
         row = np.arange(len(totals))[:, None]
-        count_before = self.before[:, :, 0]
+        count_before = np.ascontiguousarray(self.before[:, 0, :].T)  # rows x runs
         # the run where the count passes it: one search over the rows laid end to end, each lifted above the one
         # before (counts are integers, so the lifted values are exact)
         lift = row * (max(float(count_before.max(initial=0.0)), float(np.max(totals, initial=0.0))) + 1.0)
         run = np.searchsorted((count_before + lift).ravel(), totals + lift, side="right") - row * self.runs - 1
-        running = count_before[row, run][..., None] + np.cumsum(self.counts[row, run], axis=2)
-        return run * RUN + (running <= totals[..., None]).sum(axis=2)
+        # each run's running counts: a product with a triangle of ones (exact: the counts are integers), several
+        # times faster than numpy's cumulative sum on these short rows
+        running = count_before[row, run][..., None] + self._within(run, row) @ _UPPER_ONES
+        return run * RUN + np.count_nonzero(running <= totals[..., None], axis=2)
 
 
 def _equal_mass_ends(sorted_confidence, sums: _RunningSums, total, n_bins: int) -> np.ndarray:

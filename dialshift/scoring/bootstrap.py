@@ -16,7 +16,9 @@ SplitMix64 finaliser (Steele et al., 2014) and the result is read through the Po
 
 Cost: ``O(replicates x (U + total instances))`` for ``U`` distinct ids. The statistics of a block of replicates
 are small matrix products (``BLOCK`` rows), run on one BLAS thread (``threadpoolctl``): more threads gain nothing on
-them, and on a machine busy with other work their synchronisation made the products many times slower.
+them, and on a machine busy with other work their synchronisation made the products many times slower. A block's
+``R x N`` weights are column-major (each instance's ``R`` counts side by side): the sparse products of the binned
+and smooth ECE and the running sums of the debiased L2 error read them as ``N x R`` rows without a transposed copy.
 """
 
 from dataclasses import dataclass
@@ -134,9 +136,11 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
     # a replicate may leave a subset empty: NaN, no warning
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, replicates, BLOCK):
-            counts = replicate_counts(union, range(start, min(start + BLOCK, replicates)), seed)
+            # ids x replicates: a sample's weights are whole rows of it, gathered as bytes, then widened, and
+            # passed as their transpose (replicates x ids, column-major; see the module docstring)
+            by_id = np.ascontiguousarray(replicate_counts(union, range(start, min(start + BLOCK, replicates)), seed).T)
             for name, sample in samples.items():
-                weights = counts[:, positions[name]].astype(np.float64)  # gathered as bytes, then widened
+                weights = by_id[positions[name]].astype(np.float64).T
                 if sample.batched:
                     for metric, values in sample.statistic(weights).items():
                         draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())

@@ -215,7 +215,8 @@ def _finite(value):
 
 
 def declared_comparisons(files, configs: dict, keys: dict) -> tuple[dict, dict, dict]:
-    """The paired comparisons of the scored configs with their declared baselines (those scored too).
+    """The paired comparisons of the scored configs with their declared baselines (those scored too); ``keys``: each
+    config's gold keys (unique).
 
     Returns ``(differences, views, pairs)``: ``differences[config][baseline]`` = ``{"kind", "reason", "shared",
     "metrics": {}}`` (``shared``: the number of instance ids both hold; the metrics are filled only where it is not
@@ -231,7 +232,7 @@ def declared_comparisons(files, configs: dict, keys: dict) -> tuple[dict, dict, 
         if len(shared) == len(keys[name]):
             return name
         key = f"{name}@{hashlib.sha1(shared.tobytes()).hexdigest()[:16]}"
-        views.setdefault(key, (name, np.isin(keys[name], shared)))
+        views.setdefault(key, (name, np.isin(keys[name], shared, assume_unique=True)))
         return key
 
     for name in files:
@@ -239,7 +240,7 @@ def declared_comparisons(files, configs: dict, keys: dict) -> tuple[dict, dict, 
             base = baseline.config
             if base not in files:
                 continue
-            shared = np.intersect1d(keys[name], keys[base])
+            shared = np.intersect1d(keys[name], keys[base], assume_unique=True)  # gold keys are unique
             differences.setdefault(name, {})[base] = {"kind": baseline.kind, "reason": baseline.reason,
                                                       "shared": int(len(shared)), "metrics": {}}
             if len(shared):
