@@ -585,11 +585,12 @@ def status_lines(run: dict, results: list[dict], digest: str, files: int) -> lis
         + (f", {len(needed) - at_minimum} need {needed[at_minimum]}-{needed[-1]}" if len(needed) > at_minimum else "")
         + (f", {beyond} more than {MAX_SEEDS:,}" if beyond else "")
         + f"; one more seed costs {per_seed_cpu / 60:,.1f} CPU minutes here (training "
-        f"{cpu['train']:,.0f} CPU s and its scoring jobs {per_seed_cpu - cpu['train']:,.0f}), so the "
-        f"{max(0, MIN_SEEDS - len(seeds))} seeds up to {MIN_SEEDS} cost "
-        f"{max(0, MIN_SEEDS - len(seeds)) * per_seed_cpu / 60:,.0f} CPU minutes"
-        + (f" and the {second} that all findings but one need {max(0, second - len(seeds)) * per_seed_cpu / 60:,.0f}"
-           if second and largest and second < largest["verdict"].seeds_for_power else "")
+        f"{cpu['train']:,.0f} CPU s and its scoring jobs {per_seed_cpu - cpu['train']:,.0f})"
+        + (f", so the {MIN_SEEDS - len(seeds)} seeds up to {MIN_SEEDS} cost "
+           f"{(MIN_SEEDS - len(seeds)) * per_seed_cpu / 60:,.0f} CPU minutes" if len(seeds) < MIN_SEEDS else "")
+        + (f"{' and' if len(seeds) < MIN_SEEDS else ', so'} the {second - len(seeds)} more seeds that all findings "
+           f"but one need ({second} in all) {(second - len(seeds)) * per_seed_cpu / 60:,.0f} CPU minutes"
+           if second and largest and len(seeds) < second < largest["verdict"].seeds_for_power else "")
         + (f", while \"{largest['text']}\" needs {largest['verdict'].seeds_for_power} seeds "
            f"({max(0, largest['verdict'].seeds_for_power - len(seeds)) * per_seed_cpu / 3600:,.0f} CPU hours: "
            "it cannot fit)" if largest and largest["verdict"].seeds_for_power > 100 else "") + ".",
