@@ -4,6 +4,7 @@ they fit, as leaderboard submissions with their cost, scored into a results stor
 
     python benchmarks/zero_shot_baselines.py --dataset BUILD --e5 E5 [--models minilm e5] \\
         [--families dailydialog korean] [--out benchmarks/results/baselines] [--threads 1]
+    python benchmarks/zero_shot_baselines.py --dataset BUILD --rescore   # re-score the committed submissions
 
 For each (model, family) it fits, in a child process: ``dialshift evaluate --model-type bi-encoder --split lite
 --threads N`` on every config of the family whose task a bi-encoder scores (response ranking, pairwise selection),
@@ -127,7 +128,7 @@ def write_submission(method_dir: Path, archive: Path, spec: dict, parameters_: i
                 "description": f"{spec['model']} zero-shot as a bi-encoder (no training), weights from "
                                f"{spec['source']}; made by benchmarks/zero_shot_baselines.py"}
     run = json.loads((method_dir / "predictions" / "run.json").read_text())
-    run["run"]["model_dirs"] = [spec["source"]]
+    run["run"].update(model=spec["source"], model_dirs=[spec["source"]])  # no local path in a shared file
     members = [("submission.json", json.dumps(metadata, indent=1, sort_keys=True) + "\n"),
                *((f"predictions/{path.name}", path.read_text()) for path in predictions),
                ("predictions/run.json", json.dumps(run, indent=1, sort_keys=True) + "\n")]
@@ -177,10 +178,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="benchmarks/results/baselines")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the evaluation (default: 1)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default: 1000)")
+    parser.add_argument("--rescore", action="store_true", help="evaluate nothing: score the submissions already in "
+                        "OUT/submissions against --dataset into OUT/store (checks them against your build)")
     args = parser.parse_args(argv)
 
     dataset, out = Path(args.dataset), Path(args.out)
-    for key in args.models:
+    for archive in sorted((out / "submissions").glob("*.zip")) if args.rescore else ():
+        score(archive, dataset, out / "store", args.bootstrap)
+    for key in () if args.rescore else args.models:
         spec = MODELS[key]
         folder = model_folder(key, args.e5)
         for family in spec["families"]:

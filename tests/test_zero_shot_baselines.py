@@ -49,7 +49,7 @@ def method_folder(tmp_path, dataset) -> Path:
     write_predictions(folder, dataset)
     (folder / "submission.json").unlink()
     (folder / "predictions" / "run.json").write_text(json.dumps(
-        {"run": {"model_dirs": ["/home/someone/models/e5"], "adapter": {"model_type": "bi-encoder"}}, "scoring": {}}))
+        {"run": {"model": "/home/someone/models/e5", "model_dirs": ["/home/someone/models/e5"], "adapter": {"model_type": "bi-encoder"}}, "scoring": {}}))
     (folder / "results.json").write_text(json.dumps(
         {"dataset_revision": {**config_fingerprints(dataset, CONFIGS), "other": "sha256:0"}}))
     return folder
@@ -70,7 +70,7 @@ def test_the_baseline_submission_is_reproducible_scored_and_shows_its_cost(lite_
         run = json.loads(archive.read("predictions/run.json"))
     assert metadata["track"] == "lite" and metadata["method"] == "zero-shot bi-encoder" and metadata["cost"] == COST
     assert set(metadata["dataset_revision"]) == set(CONFIGS)  # only the configs submitted
-    assert run["run"]["model_dirs"] == [spec["source"]]  # no local path in the submission
+    assert run["run"]["model_dirs"] == [spec["source"]] == [run["run"]["model"]]  # no local path in the submission
 
     store, site = tmp_path / "store", tmp_path / "site"
     assert main(["leaderboard", "score", str(first), "--dataset", str(lite_dataset), "--results", str(store),
