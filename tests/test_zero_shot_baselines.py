@@ -49,7 +49,8 @@ def method_folder(tmp_path, dataset) -> Path:
     write_predictions(folder, dataset)
     (folder / "submission.json").unlink()
     (folder / "predictions" / "run.json").write_text(json.dumps(
-        {"run": {"model": "/home/someone/models/e5", "model_dirs": ["/home/someone/models/e5"], "adapter": {"model_type": "bi-encoder"}}, "scoring": {}}))
+        {"run": {"model": "/home/someone/models/e5", "model_dirs": ["/home/someone/models/e5"],
+                 "adapter": {"model_type": "bi-encoder"}}, "scoring": {}}))
     (folder / "results.json").write_text(json.dumps(
         {"dataset_revision": {**config_fingerprints(dataset, CONFIGS), "other": "sha256:0"}}))
     return folder
@@ -99,3 +100,35 @@ def test_a_malformed_cost_is_refused_with_one_line(lite_dataset, tmp_path, capsy
     line = one_line_error(capsys)
     assert "field 'cost'" in line and message in line, line
     assert not (tmp_path / "store").exists()
+
+
+BASELINES = SCRIPT.parent / "results" / "baselines"
+
+
+def test_the_committed_baselines_agree_with_their_records_and_render(tmp_path, capsys):
+    """Each committed submission opens as a lite-track submission (layout, limits, submission.json checked), holds
+    at most 128 predictions per config and exactly the pairs its cost declares; the store's records are its scores
+    (same configs, same cost, no record problem) and render as ranked lite rows with the cost beside them."""
+    from dialshift.leaderboard.store import read_store, record_problem
+    from dialshift.leaderboard.submission import open_submission
+
+    records = {(r["config"]["model_name"], r["config"]["family"]): r for r in read_store(BASELINES / "store")}
+    archives = sorted((BASELINES / "submissions").glob("*.zip"))
+    assert len(archives) == len(records) == 3
+    for archive in archives:
+        with open_submission(archive) as submission:
+            metadata = submission.metadata
+            lines = {name: path.read_text().splitlines() for name, path in submission.files.items()}
+        assert metadata["track"] == "lite" and metadata["method"] == "zero-shot bi-encoder"
+        assert all(len(rows) <= 128 for rows in lines.values())
+        assert metadata["cost"]["pairs"] == sum(len(json.loads(line)["probabilities"])
+                                                for rows in lines.values() for line in rows)
+        record = records[metadata["model"], archive.stem.split("__")[1]]
+        assert record_problem(record) is None and record["config"]["cost"] == metadata["cost"]
+        assert set(record["results"]) == set(lines) == set(record["config"]["family_configs"])
+    summary = json.loads((BASELINES / "summary.json").read_text())
+    assert {(row["model"], row["family"]) for row in summary["rows"]} == set(records)
+    assert main(["leaderboard", "render", str(BASELINES / "store"), "--out", str(tmp_path / "site"), "--no-plots"]) == 0
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert page.count("42,240") == 2 and "3,328" in page and "lite track" in page
+    capsys.readouterr()
