@@ -138,6 +138,9 @@ def _table(family, task, names, typed, members, track="full") -> Table:
     columns = [Column("rank", "Rank", lower_is_better=True), Column("model", "Model", numeric=False),
                Column("method", "Method", numeric=False), Column("parameters", "Params"),
                Column("coverage", "Configs", numeric=False)]
+    if any((record["config"].get("cost") or {}) for record in rows):  # what the predictions cost, as submitted
+        columns += [Column("pairs", "Cost (pairs)"), Column("cpu_seconds", "Cost (CPU s)")]
+    fixed = len(columns)
     headline = task.headline(options)
     split = next((r["scoring"]["split"] for r in rows if isinstance((r.get("scoring") or {}).get("split"), str)), None)
     second = next((name for r in rows for name, values in (r.get("shifted_splits") or {}).items()
@@ -168,10 +171,11 @@ def _table(family, task, names, typed, members, track="full") -> Table:
         covered = [name for name in names if name in results]
         complete = len(covered) == len(names)
         cells = {"model": record["config"]["model_name"], "method": record["config"]["method"],
-                 "parameters": record["config"].get("parameters"), "coverage": f"{len(covered)} of {len(names)}"}
+                 "parameters": record["config"].get("parameters"), "coverage": f"{len(covered)} of {len(names)}",
+                 **{key: (record["config"].get("cost") or {}).get(key) for key in ("pairs", "cpu_seconds")}}
         bands = {}
         kinds = (record.get("interval_kinds") or {}).get(baseline) or {}
-        for column in columns[5:]:
+        for column in columns[fixed:]:
             metric, which = column.key.split("|")
             if metric == "calibration":
                 cells[column.key] = ((record.get("calibration_test") or {}).get(baseline) or {}).get("p_value")
@@ -269,6 +273,8 @@ def _format(value, column: Column) -> str:
         return str(value)
     if column.key == "parameters":
         return f"{value / 1e6:,.1f}M" if value >= 1e5 else f"{value:,}"
+    if column.key in ("pairs", "cpu_seconds"):
+        return f"{value:,.0f}"
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)

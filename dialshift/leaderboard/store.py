@@ -213,6 +213,7 @@ def score_submission(path, dataset, *, replicates: int = 1000, seed: int = 0, li
         "parameters": metadata.get("parameters"),
         "seeds": metadata.get("seeds"),
         "description": metadata.get("description"),
+        "cost": metadata.get("cost"),
         "submitted_dataset_revision": metadata["dataset_revision"],
         "dataset_revision": document["dataset_revision"],
         "dataset_commit": document.get("dataset_commit"),
@@ -339,7 +340,7 @@ def _number(value) -> bool:
 def record_problem(record: dict) -> str | None:
     """What makes a record unusable by ``render`` and ``export`` (a missing or mistyped field), else None."""
     from dialshift.configs import BenchmarkConfig
-    from dialshift.leaderboard.submission import MAX_INTEGER, text_problem
+    from dialshift.leaderboard.submission import MAX_INTEGER, cost_problem, text_problem
 
     config = record["config"]
     for name in ("model_name", "method", "family"):
@@ -356,6 +357,8 @@ def record_problem(record: dict) -> str | None:
     if parameters is not None and not (isinstance(parameters, int) and not isinstance(parameters, bool) and
                                        0 <= parameters <= MAX_INTEGER):
         return f"field 'config.parameters' must be an integer from 0 to {MAX_INTEGER:.0e}"
+    if config.get("cost") is not None and cost_problem(config["cost"]):
+        return f"field 'config.cost' {cost_problem(config['cost'])}"
     configs = record.get("configs")
     if not isinstance(configs, dict):
         return "field 'configs' (the typed configs) is missing"

@@ -64,7 +64,11 @@ FIELDS = {
                           "most 128 instances: the lite track, ranked in a table of its own)"),
     "description": (str, False, "a sentence about the submission"),
     "contact": (str, False, "who to contact"),
+    "cost": ("cost", False, "what making the predictions cost: {\"pairs\": scored (context, candidate) pairs, "
+                            "\"cpu_seconds\": ..., \"wall_seconds\": ...}, each a number >= 0, pairs an integer"),
 }
+#: The keys of ``cost`` (shown on the page beside the row).
+COST_KEYS = ("pairs", "cpu_seconds", "wall_seconds")
 #: Fields a submitter might use to state scores; refused, because every score is recomputed from gold.
 #: The leaderboard's tracks and the dataset split each is scored on (the lite split: :mod:`dialshift.lite`).
 TRACKS = {"full": "test", "lite": "lite"}
@@ -162,6 +166,8 @@ def check_metadata(document, where: str) -> dict:
                                  "characters such as a zero-width space or a direction override, no leading or "
                                  f"trailing space), so it could pose as another entry: write it as "
                                  f"{clip(normalised_name(value), 80)!r}")
+    if document.get("cost") is not None:
+        check_cost(document["cost"], where)
     if document.get("track", "full") not in TRACKS:
         raise DialshiftError(f"{where}: field 'track' must be one of {', '.join(TRACKS)}, got "
                              f"{clip(document['track'], 40)!r}")
@@ -169,6 +175,27 @@ def check_metadata(document, where: str) -> dict:
         raise DialshiftError(f"{where}: field 'link' must be an http:// or https:// address, got "
                              f"{clip(document['link'], 60)!r}")
     return dict(document)
+
+
+def cost_problem(value) -> str | None:
+    """What is wrong with a ``cost`` object (see :data:`FIELDS`), else None."""
+    import math
+
+    if not isinstance(value, dict) or not value or not set(value) <= set(COST_KEYS):
+        return f"must be an object with some of {', '.join(COST_KEYS)}"
+    for key, number in value.items():
+        whole = key == "pairs"
+        if isinstance(number, bool) or not isinstance(number, int if whole else (int, float)) or \
+                not math.isfinite(number) or not 0 <= number <= MAX_INTEGER:
+            return f"{key!r} must be {'an integer' if whole else 'a number'} from 0 to {MAX_INTEGER:.0e}"
+    return None
+
+
+def check_cost(value, where: str) -> None:
+    problem = cost_problem(value)
+    if problem:
+        raise DialshiftError(f"{where}: field 'cost' {problem} (e.g. {{\"pairs\": 42240, \"cpu_seconds\": 812.5, "
+                             "\"wall_seconds\": 900.1}})")
 
 
 def read_metadata(path: Path, limits: Limits) -> dict:
