@@ -10,7 +10,8 @@ selection, the intent ``label`` of open-world intents), each stratum gets its sh
 
 Size: a lite DailyDialog submission scores every DailyDialog response-ranking config (38 with the optional
 importance configs) x 128 instances x 10 candidates = 48,640 pairs at most, about 16 minutes at the ~50 pairs/s a
-MiniLM ranker scores on the 2-core CPU (14 minutes for the 33 configs of a default build).
+MiniLM ranker scores on the 2-core CPU (14 minutes for the 33 configs of a default build; measured: 902 CPU s on one
+thread, ``benchmarks/results/baselines/summary.json``).
 
 A config with a second test split named ``<prefix>_test`` (the covariate family's ``cov_test``, its covariate-shifted
 test set) gets that split's lite counterpart ``<prefix>_lite`` (``cov_lite``) by the same rule (:func:`lite_name`), so a
@@ -38,6 +39,12 @@ def lite_name(split: str) -> str | None:
         return LITE_SPLIT
     suffix = f"_{SOURCE_SPLIT}"
     return f"{split[: -len(suffix)]}_{LITE_SPLIT}" if split.endswith(suffix) and len(split) > len(suffix) else None
+
+
+def second_splits(splits, split: str) -> list[str]:
+    """A config's second test splits paired with ``split``: those named ``<prefix>_<split>`` (``cov_test`` for
+    ``test``, ``cov_lite`` for ``lite``; the naming of :func:`lite_name`), sorted."""
+    return sorted(name for name in splits if name.endswith(f"_{split}") and len(name) > len(split) + 1)
 
 
 def _quotas(counts: dict, size: int) -> dict:

@@ -100,17 +100,12 @@ def expected_configs(submission: Submission, dataset, split: str) -> tuple[str, 
     return family, wanted
 
 
-def second_splits(splits, split: str) -> list[str]:
-    """The config's second test splits paired with ``split``: those named ``<prefix>_<split>`` (``cov_test`` for
-    ``test``, ``cov_lite`` for ``lite``; :func:`dialshift.lite.lite_name`)."""
-    return sorted(name for name in splits if name.endswith(f"_{split}") and len(name) > len(split) + 1)
-
-
 def expected_split_files(submission: Submission, dataset, configs: list[str], split: str) -> dict[str, dict]:
     """``{second split: {config: predictions path}}``: every config of ``configs`` with a second test split
-    (:func:`second_splits`) needs ``predictions/<that split>/<config>.jsonl``; a file for a config or split the
-    submission does not score is refused. One-line errors naming the file and the fix."""
+    (:func:`dialshift.lite.second_splits`) needs ``predictions/<that split>/<config>.jsonl``; a file for a config or
+    split the submission does not score is refused. One-line errors naming the file and the fix."""
     from dialshift.hub.reading import data_files
+    from dialshift.lite import second_splits
 
     splits = data_files(dataset)
     folder = submission.root / "predictions"

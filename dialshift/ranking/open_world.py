@@ -28,8 +28,8 @@ from dialshift.errors import DialshiftError
 
 TASK = "open_world_intent"
 METHOD = "msp"
-#: The split thresholds are chosen on, and the prefix of a config's covariate-shifted test split.
-HOLD_SPLIT, SHIFTED_PREFIX = "validation_hold", "cov_"
+#: The split thresholds are chosen on.
+HOLD_SPLIT = "validation_hold"
 COLUMNS = ("id", "text", "label")
 
 
@@ -95,11 +95,13 @@ def config_labels(dataset, name: str, files: dict) -> tuple[list[str], int]:
 
 
 def evaluated_splits(files: dict, name: str, split: str) -> list[str]:
-    """``split`` and, when the config has it, its covariate-shifted counterpart (``cov_test``, ``cov_lite``)."""
+    """``split`` and the config's second test splits paired with it (``cov_test``, ``cov_lite``:
+    :func:`dialshift.lite.second_splits`, the rule the leaderboard asks a submission's files by)."""
+    from dialshift.lite import second_splits
+
     if split not in files[name]:
         raise DialshiftError(f"config {name!r} has no {split!r} split (it has: {', '.join(files[name])})")
-    shifted = f"{SHIFTED_PREFIX}{split}"
-    return [split, shifted] if shifted in files[name] else [split]
+    return [split, *second_splits(files[name], split)]
 
 
 def evaluate_open_world(settings, names: list[str]) -> dict:
@@ -131,8 +133,9 @@ def evaluate_open_world(settings, names: list[str]) -> dict:
     files = data_files(settings.dataset)
     labels = {name: config_labels(settings.dataset, name, files) for name in names}
     splits = {name: evaluated_splits(files, name, settings.split) for name in names}
+    split_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")
     for split in dict.fromkeys(s for name in names for s in splits[name]):
-        check_output_dir(settings.out_dir / METHOD / split, writes=(*RESULTS_WRITES, RUN_FILE, "predictions"))
+        check_output_dir(settings.out_dir / METHOD / split, writes=split_writes)
 
     # Every config's hold and evaluated splits, their utterances classified in one pass.
     tables = {}
@@ -163,7 +166,6 @@ def evaluate_open_world(settings, names: list[str]) -> dict:
     def outputs(key):
         return Outputs(per_key[key], np.zeros((len(per_key[key]), 0)))
 
-    split_writes = (*RESULTS_WRITES, RUN_FILE, "predictions")
     claim_output_dir(settings.out_dir, "dialshift evaluate", writes=writes)
     for split in dict.fromkeys(s for name in names for s in splits[name]):
         claim_output_dir(settings.out_dir / METHOD / split, "dialshift evaluate", writes=split_writes)
