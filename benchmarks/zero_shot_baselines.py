@@ -228,5 +228,15 @@ def main(argv=None) -> int:
     return 0
 
 
+def run(argv=None) -> int:
+    """:func:`main`, with a failed ``dialshift`` child (which printed its own one-line error) ending in one line."""
+    try:
+        return main(argv)
+    except subprocess.CalledProcessError as error:
+        print(f"zero_shot_baselines: `dialshift {error.cmd[1]}` failed (exit {error.returncode}; its error is above)",
+              file=sys.stderr)
+        return error.returncode
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
