@@ -137,7 +137,8 @@ def write_submission(method_dir: Path, archive: Path, spec: dict, parameters_: i
     ``run.json`` with the model folder named by ``spec["source"]``; members sorted, fixed date and mode."""
     results = json.loads((method_dir / "results.json").read_text())
     predictions = sorted((method_dir / "predictions").glob("*.jsonl"))
-    metadata = {"model": spec["model"], "method": spec.get("method", METHOD), "link": spec["link"], "licence": spec["licence"],
+    metadata = {"model": spec["model"], "method": spec.get("method", METHOD), "link": spec["link"],
+                "licence": spec["licence"],
                 "dataset_revision": {path.stem: results["dataset_revision"][path.stem] for path in predictions},
                 "parameters": parameters_, "track": SPLIT, "cost": cost,
                 "description": (f"{spec['model']}, weights from {spec['source']}" if "model_type" in spec else
