@@ -141,8 +141,15 @@ def test_han_check_fails_when_a_sentence_with_a_number_changes(han, han_copy):
     for old, new in (("Tables 3-4 are: 9 underpowered", "Tables 3-4 are: 9 reproduced"),
                      ("+UMS − baseline is +2.1", "+UMS − baseline is +3.1"),  # the status, the seed-0 reading
                      ("Debiasing adds -0.1 [-1.1, +0.9]", "Debiasing adds +0.1 [-1.1, +0.9]"),  # the seeds reading
-                     ("-9.8 / +5.5 on Repetition", "-9.8 / +4.5 on Repetition")):
-        assert old in text
+                     ("-9.8 / +5.5 on Repetition", "-9.8 / +4.5 on Repetition"),
+                     # the readings beside the tables: seed 0, ECE, Interrogative Word, real environment, costs
+                     ("Repetition -9.8, Negation -0.7", "Repetition -8.9, Negation -0.7"), ("(26 → 15 %", "(26 → 16 %"),
+                     ("(0.001-0.051 over", "(0.001-0.050 over"), ("69-78 % at seed 0", "70-78 % at seed 0"),
+                     ("median rank 2,911 of", "median rank 2,910 of"), ("reach 22.7-24.7 %", "reach 22.7-24.8 %"),
+                     ("it is -2.0 [-4.3, +0.2]", "it is -2.0 [-4.3, +0.3]"), ("59.6 / 46.6 / 47.5 %", "59.6 / 46.6 %"),
+                     ("1,356 CPU s (23", "1,365 CPU s (23"), ("228-319 CPU s each", "228-320 CPU s each"),
+                     ("UMS halves the pairs/s** (0.48-0.62)", "UMS halves the pairs/s** (0.48-0.60)")):
+        assert old in text, old
         report.write_text(text.replace(old, new, 1), encoding="utf-8")
         assert han.main(["--check"]) == 1
 
