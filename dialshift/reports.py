@@ -74,10 +74,13 @@ def argument_parser(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
-def render(path: Path, generated: str, generator: str, check: bool) -> int:
-    """Splice ``generated`` between the markers of ``generator`` in the report at ``path`` and write it (or, with
-    ``check``, compare): :func:`write_or_check`'s status."""
+def render(path: Path, generated: str, generator: str, check: bool, blocks: dict | None = None) -> int:
+    """Splice ``generated`` between the markers of ``generator`` in the report at ``path``, and each of ``blocks``
+    (``{name: text}``, a sentence rendered beside the prose) between the markers of ``f"{generator} ({name})"``, and
+    write it (or, with ``check``, compare): :func:`write_or_check`'s status."""
     expected = splice(path.read_text(encoding="utf-8"), generated, *markers(generator), path)
+    for name, text in (blocks or {}).items():
+        expected = splice(expected, text, *markers(f"{generator} ({name})"), path)
     return write_or_check(path, expected, check)
 
 

@@ -525,6 +525,29 @@ def test_xing_check_fails_when_a_committed_run_file_changes(xing, tmp_path, monk
         assert "static_ui_p0.7/seed_0" in err
 
 
+def changed_numbers(text: str, block: str, picks) -> list[str]:
+    """``text`` with one number of the generated ``block`` (the text between its begin and end markers) incremented,
+    for each index in ``picks`` (of the block's numbers)."""
+    import re
+
+    start = text.index(f"({block}): begin -->") + len(f"({block}): begin -->")
+    numbers = list(re.finditer(r"\d+", text[start:text.index(f"({block}): end -->")]))
+    return [text[:start + numbers[i].start()] + str(int(numbers[i].group()) + 1) + text[start + numbers[i].end():]
+            for i in picks]
+
+
+def test_xing_check_fails_when_a_prose_sentence_with_a_number_changes(xing, tmp_path, monkeypatch):
+    """The runs' count and seeds (intro), the margin and the runs' validation perplexity (setting) are rendered."""
+    report = tmp_path / "reproduction_xing.md"
+    text = xing.REPORT.read_text(encoding="utf-8")
+    monkeypatch.setattr(xing, "REPORT", report)
+    for changed in changed_numbers(text, "intro", [0, -1]) + changed_numbers(text, "setting", [0, -1]):
+        report.write_text(changed, encoding="utf-8")
+        assert xing.main(["--check"]) == 1
+    report.write_text(text, encoding="utf-8")
+    assert xing.main(["--check"]) == 0
+
+
 @pytest.mark.parametrize("damage", ["truncated", "missing"])
 def test_xing_damaged_or_missing_run_file_is_a_one_line_error(xing, tmp_path, monkeypatch, capsys, damage):
     import shutil

@@ -12,7 +12,8 @@ context-free add-one unigram model on the same test responses, computed by ``--u
 and renders between the two ``make_tables`` markers of the report: Table 3 (perplexity, History AS and DAS ratios,
 mean over seeds, the paper's row above ours), the margin of every run over the unigram, Tables 4-6 (the distractors'
 and the History's average AS, and the first / last History utterance's AS), every finding's verdict by
-:mod:`dialshift.verdicts` (per-seed paired differences) and what the runs cost.
+:mod:`dialshift.verdicts` (per-seed paired differences) and what the runs cost; and the sentences with a number in
+the prose above it, between the ``make_tables.py (intro)`` and ``(setting)`` markers (:func:`prose_blocks`).
 """
 
 import json
@@ -434,6 +435,29 @@ def setting_sentence(found: dict) -> str:
             f"(the same seeded id subsample in every set); bootstrap intervals: {training['replicates']} replicates.")
 
 
+def prose_blocks(found: dict, unigram: dict) -> dict[str, str]:
+    """The sentences with a number in the report's prose above the generated part (``{block name: text}``): what the
+    committed runs are, and what the chosen setting gives on validation beside the margin rule."""
+    seeds = [len(s) for s in found.values()]
+    runs = [run for s in found.values() for run in s.values()]
+    by_epoch = list(zip(*([step["validation_perplexity"] for step in run["run"]["history"]] for run in runs),
+                        strict=True))
+    ratios = [run["original"]["ubuntu"]["perplexity"] / unigram["perplexity"] for run in runs]
+    intro = (f"The committed runs: {len(runs)}, of {len(found)} of these variants, "
+             f"{min(seeds)}{'' if min(seeds) == max(seeds) else f' to {max(seeds)}'} training "
+             f"seed{'s' * (max(seeds) > 1)} each.")
+    setting = ("**Why this setting.** The model must beat a context-free add-one unigram model on the same test "
+               f"responses by a clear margin, stated as a rule: test perplexity at most {MARGIN} x the unigram's "
+               "(`MARGIN` in `make_tables.py`; the unigram is recomputed by `make_tables.py --unigram DATASET` on the "
+               "runs' own training subsample, vocabulary and test rows). With the unigram output bias the "
+               f"{len(runs)} committed runs reach a validation perplexity (each `run.json`'s history) of "
+               + ", then ".join(f"{min(values):.1f} to {max(values):.1f} after epoch {epoch}"
+                                for epoch, values in enumerate(by_epoch, 1))
+               + f", and a test perplexity of {min(ratios):.2f} to {max(ratios):.2f} x the unigram's "
+               f"{unigram['perplexity']:.1f}.")
+    return {"intro": intro + "\n", "setting": setting + "\n"}
+
+
 def build(root: Path | None = None) -> tuple[str, dict]:
     """The generated part of the report and the summary the README's status paragraph is rendered from."""
     found = collect(root)
@@ -542,10 +566,11 @@ def main(argv=None) -> int:
         return 2
     try:
         generated, summary_data = build()
+        blocks = prose_blocks(collect(), read_json(UNIGRAM))
     except DialshiftError as error:
         print(f"make_tables.py: error: {error}", file=sys.stderr)
         return 2
-    status = reports.render(REPORT, generated, GENERATOR, args.check)
+    status = reports.render(REPORT, generated, GENERATOR, args.check, blocks)
     if args.check and status:  # one line for a check that fails
         return status
     return reports.write_or_check(SUMMARY, json.dumps(summary_data, indent=1, ensure_ascii=False) + "\n",
