@@ -209,3 +209,61 @@ def test_phrases_addressees_and_jargon_are_no_targets(monkeypatch):
     small = Vocabulary(Counter({"kernel": 50, "car": 1}))  # under MIN_KEYNESS_TOKENS: says nothing about jargon
     shift = UnknownWord(synonyms=SynonymTable(wordnet, small), mode="meaning", ratio=0.9)
     assert sorted(replaced(shift, "the kernel and the car")) == [("car", "automobile"), ("kernel", "meat")]
+
+
+class PhraseWordNet(FakeSenseWordNet):
+    """A fake WordNet that also lists multiword lemmas (``all_lemma_names``) and verb frames per lemma."""
+
+    def __init__(self, table, phrases=(), frames=None):
+        super().__init__(table)
+        self.phrases, self.frames = list(phrases), frames or {}
+
+    def all_lemma_names(self):
+        return iter(sorted({name for synsets in self.table.values() for _, counts in synsets for name in counts}
+                           | set(self.phrases)))
+
+    def synsets(self, word):
+        synsets = super().synsets(word)
+        for synset in synsets:
+            for lemma in synset.lemmas():
+                lemma.frame_ids = (lambda ids: lambda: ids)(self.frames.get(lemma.name(), []))
+        return synsets
+
+
+def test_a_word_of_a_wordnet_multiword_lemma_with_its_neighbours_is_no_target():
+    """``hard drive``, ``no matter``: the word keeps no meaning of its own there (also inflected: ``hard drives``)."""
+    table = {**WORDNET.table, "hard": [("a", {"hard": 30, "difficult": 20})], "drives": [("n", {"drive": 5})],
+             "matter": [("n", {"matter": 30, "affair": 10})]}
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, ["hard_drive", "no_matter"]), TRAIN),
+                        mode="meaning", ratio=0.9)
+    assert replaced(shift, "a hard task") == [("hard", "difficult")]
+    assert replaced(shift, "clone hard drives").reason == "too_few_tokens"  # not counted either
+    assert replaced(shift, "no matter what").reason == "too_few_tokens"
+    assert replaced(shift, "this matter") == [("matter", "affair")]
+
+
+def test_a_synonym_whose_own_most_frequent_sense_is_the_shared_one_comes_first():
+    """``guess -> reckon``: *think* is used more in the sense, but it first means something else."""
+    guess = ("v", {"guess": 20, "think": 30, "reckon": 5})
+    table = {"guess": [guess], "think": [("v", {"think": 50}), guess], "reckon": [guess]}
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", ratio=0.5)
+    assert replaced(shift, "I guess so") == [("guess", "reckon")]
+
+
+def test_a_verb_before_to_or_an_object_pronoun_takes_a_synonym_with_that_verb_frame():
+    """WordNet's verb frames: ``want to -> desire to`` (28: to INFINITIVE), not ``aid to``; ``help them -> aid them``
+    (9: somebody), not ``tell us -> say us`` (``tell`` takes no person in that sense)."""
+    table = {"want": [("v", {"want": 50, "desire": 20})], "help": [("v", {"help": 50, "aid": 20})],
+             "tell": [("v", {"tell": 50, "state": 30})]}
+    frames = {"want": [8, 28], "desire": [8, 28], "help": [8, 9, 28], "aid": [8, 9], "tell": [8, 26],
+              "state": [8, 26]}
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", ratio=0.5)
+    assert replaced(shift, "we want to go") == [("want", "desire")]
+    assert replaced(shift, "we help to go").reason == "too_few_tokens"
+    assert replaced(shift, "they help them") == [("help", "aid")]
+    assert replaced(shift, "please tell us").reason == "too_few_tokens"
+    assert replaced(shift, "they tell stories") == [("tell", "state")]
+
+
+def test_the_piece_of_nt_before_a_word_reads_it_as_a_verb():
+    assert replaced(meaning(ratio=0.5), "they don't dress") == [("dress", "clothe")]

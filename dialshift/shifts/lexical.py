@@ -85,16 +85,16 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
     found = synonyms.turns.get(text)
     if found is None:
         tokens, spans, inside = _tokenized(text)
+        entries = [synonyms.entry(token) if is_word(token) else None for token in tokens]
         choices, counted = [], 0
-        for index, token in enumerate(tokens):
-            if not is_word(token):
+        for index, entry in enumerate(entries):
+            if entry is None:
                 continue
             if index in inside or glued(text, spans[index]):
                 choices.append(None)
                 continue
-            entry = synonyms.entry(token)
-            choices.append(context_choice(tokens, index, entry))
-            counted += is_counted(tokens, index, entry)
+            choices.append(context_choice(tokens, index, entry, entries))
+            counted += is_counted(tokens, index, entry, entries)
         found = synonyms.turns[text] = (tuple(choices), counted)
     return found
 
