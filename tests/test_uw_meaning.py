@@ -267,3 +267,42 @@ def test_a_verb_before_to_or_an_object_pronoun_takes_a_synonym_with_that_verb_fr
 
 def test_the_piece_of_nt_before_a_word_reads_it_as_a_verb():
     assert replaced(meaning(ratio=0.5), "they don't dress") == [("dress", "clothe")]
+
+
+def test_a_cold_call_with_the_disk_cache_filled_reads_no_wordnet_nor_its_libraries(tmp_path):
+    """A fresh process whose table is all on disk gives the same rows without importing scikit-learn (the stop list)
+    or lemminflect (both only fill the table) and without opening WordNet; another code version misses the cache."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dialshift.shifts import table_cache
+
+    texts, rows = ["my auto is a car , I care about it , glad , yes ."], [["I fancy cars", "the happy car did it"]]
+    shift = UnknownWord.for_corpus(texts, wordnet=WORDNET, cache=tmp_path, ratio=0.5, mode="meaning")
+    shift.prepare(rows)  # fills the table and writes it (shift_dataset does this)
+    expected = [shift.apply(row, InstanceRandom(0, f"r{k}")).context for k, row in enumerate(rows)]
+    script = (
+        "import sys, json\n"
+        "from test_uw_meaning import WORDNET\n"
+        "from dialshift.shifts import InstanceRandom, UnknownWord\n"
+        f"shift = UnknownWord.for_corpus({texts!r}, wordnet=WORDNET, cache={str(tmp_path)!r}, ratio=0.5, "
+        "mode='meaning')\n"
+        f"turns = [shift.apply(row, InstanceRandom(0, f'r{{k}}')).context for k, row in enumerate({rows!r})]\n"
+        "print(json.dumps([turns, sum(WORDNET.calls.values()), "
+        "[name for name in ('sklearn', 'lemminflect', 'nltk') if name in sys.modules]]))\n")
+    tests = Path(__file__).resolve().parent
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONPATH": str(tests)}, cwd=tests.parent)
+    turns, wordnet_calls, imported = json.loads(found.stdout)
+    assert [tuple(turn) for turn in turns] == expected and expected[0] != tuple(rows[0])
+    assert wordnet_calls == 0 and imported == []
+    before = table_key(shift.synonyms)
+    table_cache.code_digest.cache_clear()
+    try:
+        original = table_cache.FORMAT
+        table_cache.FORMAT = original + 1  # another layout or code version: another key, the old file not read
+        assert table_key(shift.synonyms) != before
+    finally:
+        table_cache.FORMAT = original
+        table_cache.code_digest.cache_clear()

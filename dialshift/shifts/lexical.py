@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
@@ -78,10 +79,10 @@ def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...],
     return tuple(tokenize(text)), tuple(spans), inside
 
 
-def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int]:
-    """Under the meaning mode, one turn's replacement of each word (None: no target) and how many of its words the
-    ratio counts; both depend on the turn's text alone, so they are computed once per distinct turn (a dialogue's
-    prefixes share their turns)."""
+def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int, tuple[bool, ...]]:
+    """Under the meaning mode, one turn's replacement of each word (None: no target), how many of its words the
+    ratio counts and whether each word is a target; all depend on the turn's text alone, so they are computed once
+    per distinct turn (a dialogue's prefixes share their turns)."""
     found = synonyms.turns.get(text)
     if found is None:
         tokens, spans, inside = _tokenized(text)
@@ -95,15 +96,17 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
                 continue
             choices.append(context_choice(tokens, index, entry, entries))
             counted += is_counted(tokens, index, entry, entries)
-        found = synonyms.turns[text] = (tuple(choices), counted)
+        found = synonyms.turns[text] = (tuple(choices), counted, tuple(choice is not None for choice in choices))
     return found
 
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
     """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
-    turns = {turn for dialogue in dialogues for turn in dialogue}  # a dialogue's prefixes repeat its turns
-    synonyms.precompute(sorted({token for turn in turns for token in _tokenized(turn)[0] if is_word(token)}),
-                        num_proc)
+    turns = set()
+    for dialogue in dialogues:  # a dialogue's prefixes repeat its turns
+        turns.update(dialogue)
+    tokens = set(chain.from_iterable(_tokenized(turn)[0] for turn in turns))
+    synonyms.precompute(sorted(token for token in tokens if is_word(token)), num_proc)
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class TokenizedContext:
         target: the table's synonym cased like the word (:meth:`replaceable`), or under the meaning mode the synonym
         of the word's reading in its context (:func:`dialshift.shifts.meaning.context_choice`)."""
         if synonyms.rules.mode == "meaning":
-            return [choice for text in self.turns for choice in meaning_turn(synonyms, text)[0]]
+            return list(chain.from_iterable(meaning_turn(synonyms, text)[0] for text in self.turns))
         return [synonyms.replace(self.tokens[t][i]) if ok else None
                 for ok, (t, i) in zip(self.replaceable(synonyms), self.positions, strict=True)]
 
@@ -246,6 +249,8 @@ class UnknownWord(Shift):
         :meth:`TokenizedContext.choices` when already computed."""
         if choices is None and self.params.mode == "paper":
             replaceable = context.replaceable(self.synonyms)
+        elif self.params.mode == "meaning":  # each turn's targets, computed once per distinct turn
+            replaceable = list(chain.from_iterable(meaning_turn(self.synonyms, text)[2] for text in context.turns))
         else:
             replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
         params = self.params
