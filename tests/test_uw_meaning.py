@@ -265,8 +265,28 @@ def test_a_verb_before_to_or_an_object_pronoun_takes_a_synonym_with_that_verb_fr
     assert replaced(shift, "they tell stories") == [("tell", "state")]
 
 
-def test_the_piece_of_nt_before_a_word_reads_it_as_a_verb():
-    assert replaced(meaning(ratio=0.5), "they don't dress") == [("dress", "clothe")]
+def test_a_verb_before_a_thing_or_an_ing_form_takes_a_synonym_with_that_verb_frame():
+    """``ask the question`` is not the sense whose frames take no thing (5, 8, 11, ...); ``stops working -> halts
+    working`` fails frame 33 (VERB-ing); without a complement both are replaced."""
+    table = {"ask": [("v", {"ask": 50, "inquire": 20})], "stops": [("v", {"stop": 50, "halt": 20})]}
+    frames = {"ask": [2, 14], "inquire": [2, 14], "stop": [1, 2], "halt": [1, 2]}
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", ratio=0.5)
+    assert replaced(shift, "please ask the question").reason == "too_few_tokens"
+    assert replaced(shift, "please ask politely") == [("ask", "inquire")]
+    assert replaced(shift, "it stops working").reason == "too_few_tokens"
+    assert replaced(shift, "it stops .") == [("stops", "halts")]
+
+
+def test_a_noun_next_to_a_word_that_can_only_be_a_noun_is_part_of_a_compound():
+    table = {**WORDNET.table, "manager": [("n", {"manager": 30, "director": 10})], "folder": [("n", {"folder": 5})]}
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", ratio=0.5)
+    assert replaced(shift, "the folder manager").reason == "too_few_tokens"
+    assert replaced(shift, "the manager") == [("manager", "director")]
+
+
+@pytest.mark.parametrize("negation", ["don't", "dont"])
+def test_a_negation_before_a_word_reads_it_as_a_verb(negation):
+    assert replaced(meaning(ratio=0.5), f"they {negation} dress") == [("dress", "clothe")]
 
 
 def test_a_cold_call_with_the_disk_cache_filled_reads_no_wordnet_nor_its_libraries(tmp_path):
