@@ -137,14 +137,21 @@ def test_the_judged_sample_states_what_its_verdicts_count():
 
     text = (Path(__file__).resolve().parent.parent / "benchmarks" / "uw_meaning_sample.md").read_text()
     sections = re.split(r"^## ", text, flags=re.M)[1:]
-    assert len(sections) == 3  # Ubuntu IRC (seed 0 and seed 1) and DailyDialog
+    assert len(sections) == 4  # Ubuntu IRC: seeds 4 and 5 (current rules), 2 and 3 (round 1)
+    counts = {}
     for section in sections:
-        stated = re.search(r": (\d+) of (\d+) plausible", section.splitlines()[0])
+        heading = section.splitlines()[0]
+        stated = re.search(r"sample seed (\d+).*: (\d+) of (\d+) plausible", heading)
         rows = [line for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
         verdicts = [line.split("|")[-3].strip() for line in rows]
-        assert set(verdicts) <= {"yes", "no"} and len(rows) == int(stated[2])
-        assert verdicts.count("yes") == int(stated[1])
-        assert f"**{stated[1]} of {stated[2]} (" in text  # the summary table states the same count
+        reasons = [line.split("|")[-2].strip() for line in rows]
+        assert set(verdicts) <= {"yes", "no"} and len(rows) == int(stated[3])
+        assert verdicts.count("yes") == int(stated[2])
+        assert all(reason for verdict, reason in zip(verdicts, reasons, strict=True) if verdict == "no")
+        counts[int(stated[1])] = int(stated[2])
+    for first, second in ((2, 3), (4, 5)):  # the summary table states the same counts
+        together = counts[first] + counts[second]
+        assert f"**{counts[first]} + {counts[second]} of 100 ({together} %)**" in text
 
 
 @pytest.mark.parametrize("unseen, happy, fancy", [
