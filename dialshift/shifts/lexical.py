@@ -25,10 +25,11 @@ has the same (content-word) targets as UW.
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
+from itertools import accumulate, chain
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
@@ -49,6 +50,7 @@ from dialshift.shifts.replace import (
     make_replacements,
     ratio_targets,
     target_count,
+    word_indices,
     word_positions,
 )
 from dialshift.shifts.table_cache import synonym_table_digest
@@ -253,8 +255,11 @@ class UnknownWord(Shift):
             replaceable = list(chain.from_iterable(meaning_turn(self.synonyms, text)[2] for text in context.turns))
         else:
             replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
+        return self.select(context.ratio_base(self.synonyms, self.params.base), replaceable, rng)
+
+    def select(self, base: int, replaceable: Sequence[bool], rng: InstanceRandom) -> list[int] | Skipped:
+        """The targets among words whose ``replaceable`` flags are given, for a ratio ``base``, or why none."""
         params = self.params
-        base = context.ratio_base(self.synonyms, params.base)
         unit = "content words" if params.mode == "meaning" else "tokens"
         needed, found = target_count(base, params.ratio, params.rounding), sum(replaceable)
         if needed == 0:
@@ -280,9 +285,33 @@ class UnknownWord(Shift):
         if self.params.mode == "paper":  # the published configs' path: synonyms looked up only for the targets
             targets = self.targets(context, rng)
             return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng))
-        choices = context.choices(self.synonyms)
-        targets = self.targets(context, rng, choices)
-        return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng, choices))
+        return self.meaning_transform(dialogue, rng)
+
+    def meaning_transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
+        """:meth:`transform` under the meaning mode, from each turn's record (:func:`meaning_turn`, computed once per
+        distinct turn): the same result as :meth:`TokenizedContext.replace` of :meth:`targets`, without cutting the
+        whole context again for every prefix of a dialogue."""
+        records = [meaning_turn(self.synonyms, text) for text in dialogue]
+        replaceable = list(chain.from_iterable(record[2] for record in records))
+        targets = self.select(sum(record[1] for record in records), replaceable, rng)
+        if isinstance(targets, Skipped):
+            return targets
+        choices = list(chain.from_iterable(record[0] for record in records))
+        replace = self.replacer(rng, choices)
+        starts = list(accumulate((len(record[0]) for record in records), initial=0))
+        per_turn: dict[int, dict[int, str]] = {}
+        replacements = []
+        for k in targets:
+            turn = bisect_right(starts, k) - 1
+            tokens = _tokenized(dialogue[turn])[0]
+            index = word_indices(tokens)[k - starts[turn]]
+            word = tokens[index]
+            new = replace(word) if callable(replace) else replace[k]
+            replacements.append(Replacement(turn, index, word, new))
+            per_turn.setdefault(turn, {})[index] = new
+        context = tuple(substitute(text, _tokenized(text)[1], per_turn[t]) if t in per_turn else text
+                        for t, text in enumerate(dialogue))
+        return ShiftResult(context, tuple(replacements))
 
 
 @dataclass(frozen=True)
