@@ -25,9 +25,11 @@ has the same (content-word) targets as UW.
 """
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate, chain
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
@@ -48,6 +50,7 @@ from dialshift.shifts.replace import (
     make_replacements,
     ratio_targets,
     target_count,
+    word_indices,
     word_positions,
 )
 from dialshift.shifts.table_cache import synonym_table_digest
@@ -78,32 +81,34 @@ def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...],
     return tuple(tokenize(text)), tuple(spans), inside
 
 
-def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int]:
-    """Under the meaning mode, one turn's replacement of each word (None: no target) and how many of its words the
-    ratio counts; both depend on the turn's text alone, so they are computed once per distinct turn (a dialogue's
-    prefixes share their turns)."""
+def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int, tuple[bool, ...]]:
+    """Under the meaning mode, one turn's replacement of each word (None: no target), how many of its words the
+    ratio counts and whether each word is a target; all depend on the turn's text alone, so they are computed once
+    per distinct turn (a dialogue's prefixes share their turns)."""
     found = synonyms.turns.get(text)
     if found is None:
         tokens, spans, inside = _tokenized(text)
+        entries = [synonyms.entry(token) if is_word(token) else None for token in tokens]
         choices, counted = [], 0
-        for index, token in enumerate(tokens):
-            if not is_word(token):
+        for index, entry in enumerate(entries):
+            if entry is None:
                 continue
             if index in inside or glued(text, spans[index]):
                 choices.append(None)
                 continue
-            entry = synonyms.entry(token)
-            choices.append(context_choice(tokens, index, entry))
-            counted += is_counted(tokens, index, entry)
-        found = synonyms.turns[text] = (tuple(choices), counted)
+            choices.append(context_choice(tokens, index, entry, entries))
+            counted += is_counted(tokens, index, entry, entries)
+        found = synonyms.turns[text] = (tuple(choices), counted, tuple(choice is not None for choice in choices))
     return found
 
 
 def prepare_synonyms(synonyms: SynonymTable, dialogues, num_proc: int = 1) -> None:
     """Look every word of ``dialogues`` up in ``synonyms`` once (in ``num_proc`` forked processes)."""
-    turns = {turn for dialogue in dialogues for turn in dialogue}  # a dialogue's prefixes repeat its turns
-    synonyms.precompute(sorted({token for turn in turns for token in _tokenized(turn)[0] if is_word(token)}),
-                        num_proc)
+    turns = set()
+    for dialogue in dialogues:  # a dialogue's prefixes repeat its turns
+        turns.update(dialogue)
+    tokens = set(chain.from_iterable(_tokenized(turn)[0] for turn in turns))
+    synonyms.precompute(sorted(token for token in tokens if is_word(token)), num_proc)
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,7 @@ class TokenizedContext:
         target: the table's synonym cased like the word (:meth:`replaceable`), or under the meaning mode the synonym
         of the word's reading in its context (:func:`dialshift.shifts.meaning.context_choice`)."""
         if synonyms.rules.mode == "meaning":
-            return [choice for text in self.turns for choice in meaning_turn(synonyms, text)[0]]
+            return list(chain.from_iterable(meaning_turn(synonyms, text)[0] for text in self.turns))
         return [synonyms.replace(self.tokens[t][i]) if ok else None
                 for ok, (t, i) in zip(self.replaceable(synonyms), self.positions, strict=True)]
 
@@ -246,10 +251,15 @@ class UnknownWord(Shift):
         :meth:`TokenizedContext.choices` when already computed."""
         if choices is None and self.params.mode == "paper":
             replaceable = context.replaceable(self.synonyms)
+        elif self.params.mode == "meaning":  # each turn's targets, computed once per distinct turn
+            replaceable = list(chain.from_iterable(meaning_turn(self.synonyms, text)[2] for text in context.turns))
         else:
             replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
+        return self.select(context.ratio_base(self.synonyms, self.params.base), replaceable, rng)
+
+    def select(self, base: int, replaceable: Sequence[bool], rng: InstanceRandom) -> list[int] | Skipped:
+        """The targets among words whose ``replaceable`` flags are given, for a ratio ``base``, or why none."""
         params = self.params
-        base = context.ratio_base(self.synonyms, params.base)
         unit = "content words" if params.mode == "meaning" else "tokens"
         needed, found = target_count(base, params.ratio, params.rounding), sum(replaceable)
         if needed == 0:
@@ -275,9 +285,33 @@ class UnknownWord(Shift):
         if self.params.mode == "paper":  # the published configs' path: synonyms looked up only for the targets
             targets = self.targets(context, rng)
             return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng))
-        choices = context.choices(self.synonyms)
-        targets = self.targets(context, rng, choices)
-        return targets if isinstance(targets, Skipped) else context.replace(targets, self.replacer(rng, choices))
+        return self.meaning_transform(dialogue, rng)
+
+    def meaning_transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
+        """:meth:`transform` under the meaning mode, from each turn's record (:func:`meaning_turn`, computed once per
+        distinct turn): the same result as :meth:`TokenizedContext.replace` of :meth:`targets`, without cutting the
+        whole context again for every prefix of a dialogue."""
+        records = [meaning_turn(self.synonyms, text) for text in dialogue]
+        replaceable = list(chain.from_iterable(record[2] for record in records))
+        targets = self.select(sum(record[1] for record in records), replaceable, rng)
+        if isinstance(targets, Skipped):
+            return targets
+        choices = list(chain.from_iterable(record[0] for record in records))
+        replace = self.replacer(rng, choices)
+        starts = list(accumulate((len(record[0]) for record in records), initial=0))
+        per_turn: dict[int, dict[int, str]] = {}
+        replacements = []
+        for k in targets:
+            turn = bisect_right(starts, k) - 1
+            tokens = _tokenized(dialogue[turn])[0]
+            index = word_indices(tokens)[k - starts[turn]]
+            word = tokens[index]
+            new = replace(word) if callable(replace) else replace[k]
+            replacements.append(Replacement(turn, index, word, new))
+            per_turn.setdefault(turn, {})[index] = new
+        context = tuple(substitute(text, _tokenized(text)[1], per_turn[t]) if t in per_turn else text
+                        for t, text in enumerate(dialogue))
+        return ShiftResult(context, tuple(replacements))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from itertools import chain, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -392,7 +393,7 @@ class KnownWords:
 
 def word_positions(turns: Sequence[Sequence[str]]) -> list[Position]:
     """``(turn, index)`` of every word of a context, in reading order."""
-    return [(t, i) for t, tokens in enumerate(turns) for i in word_indices(tuple(tokens))]
+    return list(chain.from_iterable(zip(repeat(t), word_indices(tuple(tokens))) for t, tokens in enumerate(turns)))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -418,7 +419,8 @@ def ratio_targets(num_tokens: int, replaceable: Sequence[bool], ratio: float, rn
     n = target_count(num_tokens, ratio, rounding)
     if n == 0 or sum(replaceable) < n:
         return None
-    return select_targets(rng.permutation(len(replaceable)).tolist(), replaceable, n, required=n)
+    order = rng.permutation(len(replaceable))  # the first n replaceable words in this order (select_targets, in numpy)
+    return np.sort(order[np.asarray(replaceable, dtype=bool)[order]][:n]).tolist()
 
 
 def importance_buckets(scores: Sequence[Sequence[float]], num_buckets: int = 5) -> list[list[int]]:

@@ -190,3 +190,38 @@ def inflect(lemma: str, tag: str | None) -> str | None:
         return lemma
     forms = getInflection(lemma, tag)
     return forms[0] if forms else None
+
+
+#: The longest WordNet multiword lemma, in tokens, that :func:`phrase_index` keeps (``no_matter``: 2,
+#: ``by_the_way``: 3); longer ones are rare in chat and only cost look-ups.
+MAX_PHRASE_TOKENS = 3
+_PHRASES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def phrase_index(wordnet) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """WordNet's multiword lemmas (compounds, phrasal verbs, idioms: ``hard_drive``, ``no_matter``, ``make_way``) of
+    2 to :data:`MAX_PHRASE_TOKENS` tokens, cut like the text (:func:`~dialshift.shifts.words.tokenize`, lower case),
+    indexed by each of their alphabetic tokens; read once per reader. A reader without ``all_lemma_names`` has
+    none."""
+    try:
+        return _PHRASES[wordnet]
+    except (KeyError, TypeError):
+        pass
+    from dialshift.shifts.words import tokenize
+
+    index: dict[str, set] = {}
+    names = getattr(wordnet, "all_lemma_names", None)
+    for name in names() if names is not None else ():
+        if "_" not in name:
+            continue
+        tokens = tuple(tokenize(name.replace("_", " ").lower()))
+        if 2 <= len(tokens) <= MAX_PHRASE_TOKENS:
+            for token in set(tokens):
+                if token.isalpha():
+                    index.setdefault(token, set()).add(tokens)
+    found = {token: tuple(sorted(phrases)) for token, phrases in index.items()}
+    try:
+        _PHRASES[wordnet] = found
+    except TypeError:
+        pass
+    return found

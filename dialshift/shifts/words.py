@@ -9,10 +9,10 @@ original text with only the replaced tokens changed.
 """
 
 import re
-from functools import lru_cache
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
@@ -122,8 +122,13 @@ class Vocabulary:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], case_sensitive: bool = False) -> "Vocabulary":
-        tokens = TOKEN_RE.findall("\n".join(texts))  # one pass: a newline never joins or makes a token
-        return cls(Counter(tokens if case_sensitive else map(str.lower, tokens)), case_sensitive)
+        counts = Counter(TOKEN_RE.findall("\n".join(texts)))  # one pass: a newline never joins or makes a token
+        if not case_sensitive:  # fold the distinct tokens, not every occurrence
+            folded = Counter()
+            for token, count in counts.items():
+                folded[token.lower()] += count
+            counts = folded
+        return cls(counts, case_sensitive)
 
     def key(self, word: str) -> str:
         return word if self.case_sensitive else word.lower()
