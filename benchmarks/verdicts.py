@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from dialshift.reports import markers, splice, write_or_check
-from dialshift.verdict_simulation import BOUNDED, LIMIT, SEEDS, false_decisions, power
+from dialshift.verdict_simulation import FAMILIES, SEEDS, false_decisions, power
 from dialshift.verdicts import MAX_SEEDS, seeds_for
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "verdicts.md"
@@ -28,14 +28,13 @@ THRESHOLD = 0.05
 def false_decision_table(draws: int) -> list[str]:
     lines = ["| per-seed differences | " + " | ".join(f"{n} seeds" for n in SEEDS) + " |",
              "|---|" + "---:|" * len(SEEDS)]
-    for family in BOUNDED + LIMIT:
+    for family in FAMILIES:
         cells = []
         for n in SEEDS:
             rates = false_decisions(family, n, draws)
             flag = " **over 5 %**" if rates["rule"] > THRESHOLD else ""
             cells.append(f"{100 * rates['rule']:.1f}{flag} ({100 * rates['t']:.1f})")
-        name = family + (" (limit)" if family in LIMIT else "")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {family} | " + " | ".join(cells) + " |")
     return lines
 
 

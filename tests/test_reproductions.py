@@ -3,6 +3,7 @@ its table generator writes."""
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -406,7 +407,8 @@ def test_lee_check_fails_when_a_status_sentence_with_a_number_changes(lee, lee_c
     report = lee_copy / "reproduction_lee.md"
     text = report.read_text(encoding="utf-8")
     status = text.split("(status): begin -->\n")[1].split("<!--")[0]
-    for old, new in (("4 absent", "4 reproduced"), ("about 29 CPU hours", "about 2 CPU hours")):
+    absent = re.search(r"\d+ absent", status).group()  # a count the rule renders, whatever it is
+    for old, new in ((absent, absent.replace("absent", "reproduced")), ("about 29 CPU hours", "about 2 CPU hours")):
         assert old in status
         report.write_text(text.replace(old, new, 1), encoding="utf-8")
         assert lee.main(["--check"]) == 1

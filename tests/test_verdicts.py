@@ -3,10 +3,11 @@ simulation, its false-decision rate."""
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.stats import t
 
 from dialshift.errors import DialshiftError
-from dialshift.verdict_simulation import BOUNDED, false_decisions
+from dialshift.verdict_simulation import FAMILIES, SEEDS, false_decisions
 from dialshift.verdicts import (
     ABSENT,
     CONTRADICTED,
@@ -60,22 +61,56 @@ def test_below_six_seeds_the_rule_decides_nothing():
     assert flat.cell(100) == "underpowered (10.0, 7 seeds, no spread: no interval; paper 10.0)"
 
 
-def test_interval_is_the_hull_of_the_99_t_and_the_exact_median_interval():
+def _hall_bounds(values, confidence=0.99):
+    """Hall's skewness-corrected t interval by root finding on his transformation (not its closed-form inverse)."""
+    n, mean, error = len(values), values.mean(), values.std(ddof=1) / len(values) ** 0.5
+    a = np.mean((values - mean) ** 3) / np.mean((values - mean) ** 2) ** 1.5 / n ** 0.5
+    quantile = t.ppf(0.5 + confidence / 2, n - 1)
+
+    def g(mu, target):
+        big_t = (mean - mu) / error
+        return big_t + a * big_t ** 2 / 3 + a ** 2 * big_t ** 3 / 27 + a / 6 - target
+
+    wide = 1e3 * (error + abs(mean))
+    return brentq(g, mean - wide, mean + wide, args=(quantile,)), brentq(g, mean - wide, mean + wide,
+                                                                        args=(-quantile,))
+
+
+def test_interval_is_the_hull_of_the_99_t_hall_and_the_exact_median_interval():
     values = np.array([1.0, 2.0, 4.0, 3.0, 2.5, 10.0, 2.2])
     mean, low, high = interval(values)
     half = t.ppf(0.995, 6) * values.std(ddof=1) / 7 ** 0.5
+    hall_low, hall_high = _hall_bounds(values)
     ordered = np.sort(values)  # n = 7: [x_(1), x_(7)] covers 1 - 2/128 >= 95 %, [x_(2), x_(6)] does not
     assert mean == pytest.approx(values.mean())
-    assert (low, high) == pytest.approx((min(mean - half, ordered[0]), max(mean + half, ordered[-1])))
+    assert low == pytest.approx(min(mean - half, hall_low, ordered[0]))
+    assert high == pytest.approx(max(mean + half, hall_high, ordered[-1]))
+    assert hall_high > mean + half  # a right tail: Hall's interval widens the top, where more of the tail would lie
     assert verdict(values, "+", 3.0).cell(digits=2).startswith(f"underpowered ({mean:.2f} [{low:.2f}, {high:.2f}], 7")
+    assert interval(-values) == pytest.approx((-mean, -high, -low))  # mirrored data, mirrored interval
+
+
+def test_a_skewed_sample_that_misses_its_tail_is_not_decided():
+    # six seeds all below 0 with a tail towards 0 (the heavy skew whose truth is its mean, seen without its tail):
+    # the t interval at 99 % [-0.77, -0.13] and the sign test [-0.62, -0.10] decide "-", Hall's interval reaches 0.62
+    values = np.array([-0.62, -0.58, -0.55, -0.5, -0.35, -0.1])
+    mean, low, high = interval(values)
+    assert low < mean < 0 < high and high == pytest.approx(_hall_bounds(values)[1])
+    assert verdict(values, "-").outcome == NOT_DECIDABLE and verdict(values, "-", -0.45).outcome == UNDERPOWERED
+    for shifted in (values * 1e-12 + 3.0, values * 1e12 - 7e11):  # shift- and scale-equivariant
+        s_mean, s_low, s_high = interval(shifted)
+        scale, shift = (1e-12, 3.0) if shifted[0] > 1 else (1e12, -7e11)
+        assert (s_low, s_high) == pytest.approx((low * scale + shift, high * scale + shift), rel=1e-6)
 
 
 def test_power_and_seeds_for_power():
     v = verdict(DROPS, "+", 0.14)
-    assert v.power == 1.0 and v.seeds_for_power == 6  # an effect of 8 sd: six seeds decide it
+    # an effect of 8.7 sd: six seeds decide it; not always, since a normal sample that looks skewed (1 in 4,000 here)
+    # widens Hall's interval on its tail's side far enough to hold 0
+    assert 0.999 <= v.power < 1.0 and v.seeds_for_power == 6
     weak = verdict([0.1, -0.1, 0.3, -0.2, 0.05, 0.2], "+", 0.05)
     assert 0.0 < weak.power < 0.3 and weak.seeds_for_power > 6
-    assert seeds_for(1.0) in range(14, 20)  # an effect of one sd needs about 15-16 seeds under this rule
+    assert seeds_for(1.0) in range(18, 23)  # an effect of one sd needs about 20 seeds under this rule
     assert verdict(DROPS, "+").power is None
 
 
@@ -103,11 +138,13 @@ def test_an_interval_beyond_float64_is_refused():
         verdict([1.7e308, -1.7e308, 1.7e308, -1.7e308, 1.7e308, 1.6e308], "+")
 
 
-@pytest.mark.parametrize("family", BOUNDED)
-@pytest.mark.parametrize("seeds", [2, 3, 5, 6, 10])
-def test_simulated_false_decision_rate_is_at_most_5_percent(family, seeds):
-    rates = false_decisions(family, seeds, draws=4000)
-    assert rates["rule"] <= 0.05, (family, seeds, rates)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_simulated_false_decision_rate_is_at_most_5_percent_in_every_case(family):
+    # the benchmark's cells (20,000 draws, the same seeds): the earlier rule, without Hall's interval, breaks it for
+    # the heavy skew whose truth is its mean (8.9 % at 6 seeds)
+    for seeds in SEEDS:
+        rates = false_decisions(family, seeds, draws=20000)
+        assert rates["rule"] <= 0.05, (family, seeds, rates)
 
 
 def test_the_simulation_catches_the_t_intervals_errors():

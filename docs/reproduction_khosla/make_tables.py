@@ -257,7 +257,7 @@ def config_tables(build: str, config: str, seeds: dict) -> list[str]:
     methods = [m for m in LABELS if any(m in seed["run"]["results"] for seed in seeds.values())]
     lines = [f"### {config}{BUILDS.get(build, f', {build} build')}", "",
              "| method | seeds | test F1_All | F1_In | F1_Out | Acc | cov F1_All | F1_In | F1_Out | Acc "
-             "| drop F1_All [95 % t interval] verdict | drop Acc [95 % t interval] verdict "
+             "| drop F1_All [the rule's interval] verdict | drop Acc [the rule's interval] verdict "
              "| paper bert F1_All / Acc test → cov | paper roberta (A2) |",
              "|---|---:|" + "---:|" * 10 + "---|---|"]
     for method in methods:

@@ -611,8 +611,9 @@ def cpu_section(run: dict, results: list[dict]) -> list[str]:
     return ["## CPU run on the current build (generated)", "", *cpu_overview(run), "### Results beside the paper", "",
             *cpu_tables(run), "### Verdicts", "",
             "By the rule of `dialshift.verdicts`, one rule for the four reports ([verdicts.md](verdicts.md)): a value "
-            f"is ruled out when both the {100 * T_CONFIDENCE:.0f} % t interval of the mean per-seed difference and the "
-            f"exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median exclude it (below {MIN_SEEDS} seeds the "
+            f"is ruled out when Student's and Hall's skewness-corrected {100 * T_CONFIDENCE:.0f} % t intervals of the "
+            f"mean per-seed difference and the exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median all "
+            f"exclude it (below {MIN_SEEDS} seeds the "
             "median's interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
             f"{100 * MARGIN:.0f} % of its size (reproduced, weaker or stronger "
             "than the paper, contradicted, absent, underpowered). Power is the rule's power to decide the paper's "
