@@ -54,11 +54,17 @@ def weighted_means(columns, weights=None) -> list:
     if weights is None or np.ndim(weights) != 2 or len(columns) < 2:
         return [weighted_mean(column, weights) for column in columns]
     weights = as_weights(weights, len(columns[0]))
-    stacked = np.stack([np.asarray(column, dtype=np.float64) for column in columns])
+    stacked = np.empty((len(columns) + 1, len(columns[0])))
+    stacked[0] = 1.0  # the row totals from the same product (exact: sums of counts), remembered as row_totals does
+    for row, column in enumerate(columns, 1):
+        stacked[row] = column
+    # columns x rows, as the product of the transposes: numpy copies column-major weights (the bootstrap's) before a
+    # product on their left, not on their right
+    sums = stacked @ weights.T
+    if _LAST_TOTALS[0] is not weights:
+        _LAST_TOTALS[:] = [weights, sums[0]]
     with np.errstate(divide="ignore", invalid="ignore"):
-        # columns x rows, as the product of the transposes: numpy copies column-major weights (the bootstrap's)
-        # before a product on their left, not on their right
-        means = (stacked @ weights.T) / row_totals(weights)
+        means = sums[1:] / _LAST_TOTALS[1]
     return list(means)
 
 
