@@ -290,3 +290,32 @@ def test_debiased_l2_block_is_each_replicate_resampled(n, tied, monkeypatch):
         resampled = {"confidence": confidence[rows], "correct": stats["correct"][rows]}
         assert values[row] == pytest.approx(smooth.debiased_l2_compute(resampled, 15), abs=TOLERANCE), row
     assert np.isnan(values[-1])
+
+
+def test_binned_ece_block_in_bin_order_shares_the_running_sums():
+    """A block of replicates over instances in bin order (the bootstrap's) takes binned ECE's counts and gap sums from
+    the running sums the debiased L2 error built for the same weights, and gives each row's explicit resample, as the
+    sparse product does for the same instances in another order; other weights build their own running sums."""
+    from dialshift.metrics import _weighted
+
+    rng = np.random.default_rng(5)
+    n = 700  # several groups of runs, the last partial
+    confidence = np.sort(np.round(rng.uniform(0.5, 1.0, n), 2))  # the top label: column 0
+    correct = rng.random(n) < confidence
+    stats = calibration.top_label_stats(np.column_stack([confidence, 1.0 - confidence]), (~correct).astype(int))
+    assert np.all(np.diff(stats["bin"]) >= 0)
+    block = np.asfortranarray(np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(5)]), float)
+    smooth.debiased_l2_compute(stats, 15, block)
+    shared = _weighted._LAST_RUNNING[1]
+    values = calibration.ece_compute(stats, 15, block)
+    assert _weighted._LAST_RUNNING[1] is shared
+    shuffled = rng.permutation(n)
+    other = {key: value[shuffled] for key, value in stats.items()}
+    np.testing.assert_allclose(values, calibration.ece_compute(other, 15, block[:, shuffled]), rtol=1e-13)
+    for row, counts in enumerate(block.astype(int)):
+        rows = np.repeat(np.arange(n), counts)
+        assert values[row] == pytest.approx(calibration.ece_compute({k: v[rows] for k, v in stats.items()}, 15),
+                                            abs=TOLERANCE)
+    fresh = block[::-1].copy()
+    np.testing.assert_allclose(calibration.ece_compute(stats, 15, fresh), values[::-1], rtol=1e-13)
+    assert _weighted._LAST_RUNNING[1] is not shared

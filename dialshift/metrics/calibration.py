@@ -38,7 +38,7 @@ from dialshift.metrics._checks import (
     check_same_length,
     row_blocks,
 )
-from dialshift.metrics._weighted import weighted_bincount, weighted_mean, weighted_sums
+from dialshift.metrics._weighted import as_weights, running_sums, weighted_bincount, weighted_mean, weighted_sums
 
 BINNINGS = ("equal_width", "equal_mass")
 NORMS = ("l1", "l2", "max")
@@ -194,6 +194,14 @@ def top_label_state(stats: dict, n_bins: int, weights=None) -> dict:
 def ece_compute(stats: dict, n_bins: int = 15, weights=None, norm: str = "l1"):
     """Top-label equal-width ECE of :func:`top_label_stats` with each instance counted ``weights[i]`` times (the
     ``_compute`` of :func:`ece`): a float, or an array of ``R`` for ``R x N`` weights."""
+    bins = np.asarray(stats["bin"])
+    if np.ndim(weights) == 2 and np.all(bins[1:] >= bins[:-1]):
+        # a block of replicates over instances in bin order (the scoring's bootstrap sorts them by confidence): each
+        # bin is a run of consecutive instances, its count and gap sum differences of running sums at fixed ends,
+        # shared with the debiased L2 error of the block
+        sums = running_sums(as_weights(weights, len(bins)), stats["confidence"], stats["correct"])
+        at_ends = np.diff(sums.at_fixed(np.searchsorted(bins, np.arange(n_bins + 1))), axis=1)
+        return calibration_error(at_ends[..., 0], at_ends[..., 1], norm)
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     gaps = confidence - np.asarray(stats["correct"], dtype=np.float64)
     if np.ndim(weights) == 2:  # a block of replicates: counts and gap sums from one product

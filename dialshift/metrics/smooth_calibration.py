@@ -28,7 +28,15 @@ import functools
 
 import numpy as np
 
-from dialshift.metrics._weighted import as_weights, row_totals, sum_matrix, weighted_bincount, weighted_sums
+from dialshift.metrics._weighted import (
+    RunningSums,
+    as_weights,
+    row_totals,
+    running_sums,
+    sum_matrix,
+    weighted_bincount,
+    weighted_sums,
+)
 
 #: relplot's constants: the density floor added to the smoothed mass, the smallest bandwidth, the bisection steps.
 DENSITY_FLOOR = 1e-4
@@ -274,89 +282,7 @@ def smooth_ece_compute(stats: dict, weights=None, return_bandwidth: bool = False
 
 #: The most ``rows x instances`` elements the debiased L2 error's block computation holds at once (bounds memory).
 BLOCK_ELEMENTS = 1 << 22
-#: Sorted instances per run of the debiased L2 error's running sums.
-RUN = 16
-#: Column ``j`` sums a run's first ``j + 1`` counts (:meth:`_RunningSums.count_position`).
-_UPPER_ONES = np.triu(np.ones((RUN, RUN)))
-#: Runs per group of :func:`_exclusive_prefix`, and the strict lower triangle of ones that sums a group's rows.
-GROUP = 16
-_LOWER_ONES = np.tril(np.ones((GROUP, GROUP)), -1)
-
-
-def _exclusive_prefix(values: np.ndarray) -> np.ndarray:
-    """The sum of the rows before each row of ``values`` (``runs x ...``, the first row's is 0), in two levels: within
-    groups of :data:`GROUP` rows one batched product with a triangle of ones, the groups' totals by a cumulative sum
-    (numpy's cumulative sum along many short columns costs several times as much)."""
-    runs = len(values)
-    groups = -(-runs // GROUP)
-    padded = np.zeros((groups * GROUP, values[0].size))
-    padded[:runs] = values.reshape(runs, -1)
-    blocks = padded.reshape(groups, GROUP, -1)
-    prefix = _LOWER_ONES @ blocks
-    totals = prefix[:, -1] + blocks[:, -1]  # each group's total, without another pass
-    offsets = np.zeros_like(totals)
-    np.cumsum(totals[:-1], axis=0, out=offsets[1:])
-    prefix += offsets[:, None, :]
-    return prefix.reshape(groups * GROUP, -1)[:runs].reshape(values.shape)
-
-
-class _RunningSums:
-    """Running sums over the sorted instances of each row's weighted count, gap ``f - y`` and hit ``y``, read at
-    any positions without a cumulative sum over every instance: the sums of runs of :data:`RUN` consecutive
-    instances are one batched matrix product, and only the run a position falls in is summed in part. The counts are
-    held instance-major (``runs x RUN x R``: an instance's ``R`` weights side by side), a plain copy of column-major
-    weights (the scoring's bootstrap passes them so)."""
-
-    def __init__(self, weights, order, confidence, correct):
-        """``weights``: ``R x N`` in the instances' own order; ``order``: the sorting permutation of the confidences,
-        or None when they are sorted already; ``confidence`` and ``correct``: sorted."""
-        rows, n = weights.shape
-        self.runs = -(-n // RUN)
-        padded = np.zeros((self.runs * RUN, rows))
-        if order is None:
-            padded[:n] = weights.T
-        else:
-            padded[:n] = weights.T[order]
-        self.counts = padded.reshape(self.runs, RUN, rows)
-        terms = np.zeros((self.runs * RUN, 3))
-        terms[:n] = np.column_stack([np.ones(n), confidence - correct, correct])
-        self.terms = terms.reshape(self.runs, RUN, 3)
-        run_sums = np.matmul(self.terms.transpose(0, 2, 1), self.counts)  # runs x 3 x rows
-        #: runs x 3 x rows: the sums before each run
-        self.before = _exclusive_prefix(run_sums)
-
-    def _within(self, run, row) -> np.ndarray:
-        """The counts of run ``run[r, k]`` of row ``r`` (``R x K x RUN``), taken by flat index (several times faster
-        than indexing with three broadcast index arrays)."""
-        rows = self.counts.shape[2]
-        flat = (run * (RUN * rows) + row)[..., None] + np.arange(RUN) * rows
-        return np.take(self.counts.ravel(), flat)
-
-    def at(self, positions) -> np.ndarray:
-        """The sums over the first ``positions[r, k]`` sorted instances of row ``r`` (``R x K x 3``)."""
-        run, within = np.divmod(positions, RUN)
-        last = run == self.runs  # the end of a full last run
-        run[last], within[last] = self.runs - 1, RUN
-        row = np.arange(len(positions))[:, None]
-        part = self._within(run, row) * (np.arange(RUN) < within[..., None])
-        return self.before[run, :, row] + np.einsum("rkj,rkjm->rkm", part, self.terms[run])
-
-    def count_position(self, totals) -> np.ndarray:
-        """``numpy.searchsorted(running count of row r, totals[r], side="right")`` for ``totals`` below each row's
-        total count (``R x K``): the number of sorted instances whose running count is at most the total."""
-        row = np.arange(len(totals))[:, None]
-        count_before = np.ascontiguousarray(self.before[:, 0, :].T)  # rows x runs
-        # the run where the count passes it: one search over the rows laid end to end, each lifted above the one
-        # before (counts are integers, so the lifted values are exact)
-        lift = row * (max(float(count_before.max(initial=0.0)), float(np.max(totals, initial=0.0))) + 1.0)
-        run = np.searchsorted((count_before + lift).ravel(), totals + lift, side="right") - row * self.runs - 1
-        # each run's running counts: a product with a triangle of ones (exact: the counts are integers), several
-        # times faster than numpy's cumulative sum on these short rows
-        running = count_before[row, run][..., None] + self._within(run, row) @ _UPPER_ONES
-        return run * RUN + np.count_nonzero(running <= totals[..., None], axis=2)
-
-
-def _equal_mass_ends(sorted_confidence, sums: _RunningSums, total, n_bins: int) -> np.ndarray:
+def _equal_mass_ends(sorted_confidence, sums: RunningSums, total, n_bins: int) -> np.ndarray:
     """``uncertainty-calibration``'s ``get_equal_bins`` for each row of weights (running ``sums``, ``total`` counts,
     positive; instance ``i`` repeated as often as its weight): the end of each bin, as the number of sorted
     instances in it and the bins before it (``R x (n_bins + 1)``, the last column ``N``).
@@ -399,7 +325,8 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None, squared: bo
 
     A block of replicates is computed at once, in the order of the sorted confidences: each row's bins are runs of
     consecutive instances (:func:`_equal_mass_ends`), so its per-bin sums are differences of running sums
-    (:class:`_RunningSums`). Statistics whose confidences are sorted already are not permuted."""
+    (:class:`~dialshift.metrics._weighted.RunningSums`). Statistics whose confidences are sorted already are not
+    permuted."""
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     correct = np.asarray(stats["correct"], dtype=np.float64)
     rows = _rows(weights, len(confidence))
@@ -413,7 +340,10 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None, squared: bo
     step = max(1, BLOCK_ELEMENTS // len(confidence))
     for start in range(0, len(rows), step):
         chunk = slice(start, start + step)
-        sums = _RunningSums(rows[chunk], order, confidence, correct)
+        if order is None and step >= len(rows):  # one chunk: shared with the binned ECE of the same block
+            sums = running_sums(rows, stats["confidence"], stats["correct"])
+        else:
+            sums = RunningSums(rows[chunk], order, confidence, correct)
         ends = _equal_mass_ends(confidence, sums, np.maximum(totals[chunk], 1).astype(np.int64), n_bins)
         at_ends = sums.at(np.concatenate([np.zeros((len(ends), 1), np.int64), ends], axis=1))
         values[chunk] = _debiased_l2_squared_of_bins(*np.moveaxis(np.diff(at_ends, axis=1), 2, 0))

@@ -17,8 +17,10 @@ SplitMix64 finaliser (Steele et al., 2014) and the result is read through the Po
 Cost: ``O(replicates x (U + total instances))`` for ``U`` distinct ids. The statistics of a block of replicates
 are small matrix products (``BLOCK`` rows), run on one BLAS thread (``threadpoolctl``): more threads gain nothing on
 them, and on a machine busy with other work their synchronisation made the products many times slower. A block's
-``R x N`` weights are column-major (each instance's ``R`` counts side by side): the sparse products of the binned
-and smooth ECE and the running sums of the debiased L2 error read them as ``N x R`` rows without a transposed copy.
+``R x N`` weights are column-major (each instance's ``R`` counts side by side): smooth ECE's sparse product and the
+running sums that the debiased L2 error and the binned ECE share read them as ``N x R`` rows without a transposed
+copy. Every sample's weights of a block are widened into one scratch array (fresh memory of megabytes costs a page
+fault per 4 KiB on first write).
 """
 
 from dataclasses import dataclass
@@ -133,14 +135,23 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
     union = np.unique(np.concatenate([sample.keys for sample in samples.values()]))
     positions = {name: np.searchsorted(union, sample.keys) for name, sample in samples.items()}
     draws: dict[str, dict[str, list]] = {name: {} for name in samples}
+    largest = max((len(sample.keys) for sample in samples.values()), default=0)
+    scratch = np.empty(0)
     # a replicate may leave a subset empty: NaN, no warning
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, replicates, BLOCK):
             # ids x replicates: a sample's weights are whole rows of it, gathered as bytes, then widened, and
             # passed as their transpose (replicates x ids, column-major; see the module docstring)
             by_id = np.ascontiguousarray(replicate_counts(union, range(start, min(start + BLOCK, replicates)), seed).T)
+            if scratch.size != largest * by_id.shape[1]:
+                scratch = np.empty(largest * by_id.shape[1])
             for name, sample in samples.items():
-                weights = by_id[positions[name]].astype(np.float64).T
+                # widened into the same memory for every sample (fresh memory of this size costs a page fault per
+                # 4 KiB on first write); each call gets a new array object, and the metrics' caches of a block
+                # (row totals, running sums) are keyed by that object, so none is read after it is overwritten
+                weights = scratch[: len(sample.keys) * by_id.shape[1]].reshape(len(sample.keys), by_id.shape[1])
+                weights[...] = by_id[positions[name]]
+                weights = weights.T
                 if sample.batched:
                     for metric, values in sample.statistic(weights).items():
                         draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
