@@ -178,8 +178,9 @@ def read_predictions(path: Path) -> dict:
 
 
 def load_run(root: Path) -> dict:
-    """The collected CPU run in ``root``: ``{"build": command, "labels": {config: {id: gold}}, "seeds": {seed: {"ranker",
-    "train", "jobs": {job: command}, "methods": {method: {"run", "results", "predictions": {config: {id: ...}}}}}}}``
+    """The collected CPU run in ``root``: ``{"build": command, "labels": {config: {id: gold}}, "seeds": {seed:
+    {"ranker", "train", "jobs": {job: command}, "methods": {method: {"run", "results", "predictions": {config:
+    {id: ...}}}}}}}``
     plus the ``ensemble`` of every seed's vanilla logits and the ``ece_bins`` the results were scored with."""
     read = run_files.read_json
     if not (root / "labels.json").is_file():
@@ -345,8 +346,12 @@ def cpu_overview(run: dict) -> list[str]:
 def cpu_tables(run: dict) -> list[str]:
     methods = [m for m in METHODS if any(per_seed(run, m, "dailydialog").values())]
     counts = {m: len(per_seed(run, m, "dailydialog")) for m in methods}
-    described = "; ".join(f"{m}: {'the ensemble of ' + str(len(run['seeds'])) + ' rankers' if m == 'ensemble' else str(counts[m]) + ' seed' + 's' * (counts[m] != 1)}"
-                          for m in methods)
+    def described_method(m: str) -> str:
+        if m == "ensemble":
+            return f"the ensemble of {len(run['seeds'])} rankers"
+        return f"{counts[m]} seed" + "s" * (counts[m] != 1)
+
+    described = "; ".join(f"{m}: {described_method(m)}" for m in methods)
     lines = [f"Each cell: ours (mean ± standard deviation over the seeds) / the paper's; {described}. `n`: the "
              "instances per config (the same ids wherever a config holds them).", ""]
     for family, configs in FAMILIES.items():
@@ -613,13 +618,13 @@ def cpu_section(run: dict, results: list[dict]) -> list[str]:
             "By the rule of `dialshift.verdicts`, one rule for the four reports ([verdicts.md](verdicts.md)): a value "
             f"is ruled out when Student's and Hall's skewness-corrected {100 * T_CONFIDENCE:.0f} % t intervals of the "
             f"mean per-seed difference and the exact {100 * MEDIAN_CONFIDENCE:.0f} % interval of the median all "
-            f"exclude it (below {MIN_SEEDS} seeds the "
-            "median's interval is unbounded, so nothing is decided); the outcome weighs the paper's value with a margin of "
-            f"{100 * MARGIN:.0f} % of its size (reproduced, weaker or stronger "
-            "than the paper, contradicted, absent, underpowered). Power is the rule's power to decide the paper's "
-            "direction at the paper's value, our spread across seeds and our number of seeds; \"seeds for power "
-            "0.8\" the fewest that reach it, with the CPU minutes of training and scoring the missing ones on this "
-            "CPU (`command.json`). \"instances for power 0.8\" is the same for the sampling of instances alone "
+            f"exclude it (below {MIN_SEEDS} seeds the median's interval is unbounded, so nothing is decided); the "
+            f"outcome weighs the paper's value with a margin of {100 * MARGIN:.0f} % of its size (reproduced, weaker "
+            "or stronger than the paper, contradicted, absent, underpowered). Power is the rule's power to decide "
+            "the paper's direction at the paper's value, our spread across seeds and our number of seeds; "
+            "\"seeds for power 0.8\" the fewest that reach it, with the CPU minutes of training and scoring the "
+            "missing ones on this CPU (`command.json`). \"instances for power 0.8\" is the same for the sampling of "
+            "instances alone "
             "(per-instance paired differences, normal approximation; not for ECE, which is not a mean over "
             "instances). Each seed's difference is measured on the ids both sides hold (`paired ids`); every seed "
             "scores the same instances, so the interval covers the spread between rankers, not the sampling of "
