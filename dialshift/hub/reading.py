@@ -186,21 +186,29 @@ def folder_metadata(folder) -> dict:
 
 
 def folder_configs(folder) -> dict:
-    """``{config: BenchmarkConfig}`` of a built folder: from its card's metadata, else from the installed families."""
+    """``{config: BenchmarkConfig}`` of a built folder: from its card's metadata, else from the installed families
+    (loaded only for a config the card does not describe in full: loading them imports every family's plugins)."""
     from dialshift.configs import BenchmarkConfig
-    from dialshift.registry import all_configs
 
     stored = folder_metadata(folder)
-    registered = all_configs()
+    loaded: list = []
+
+    def registered() -> dict:
+        if not loaded:
+            from dialshift.registry import all_configs
+
+            loaded.append(all_configs())
+        return loaded[0]
+
     result = {}
     for name in declared_configs(folder):
         if name in stored and "config" in stored[name]:
             data = stored[name]["config"]
-            if "baselines" not in data and name in registered:  # a card written before configs declared baselines
-                data = {**data, "baselines": registered[name].to_dict()["baselines"]}
+            if "baselines" not in data and name in registered():  # a card written before configs declared baselines
+                data = {**data, "baselines": registered()[name].to_dict()["baselines"]}
             result[name] = BenchmarkConfig.from_dict(data)
-        elif name in registered:
-            result[name] = registered[name]
+        elif name in registered():
+            result[name] = registered()[name]
     return result
 
 

@@ -345,8 +345,8 @@ def debiased_l2_compute(stats: dict, n_bins: int = 15, weights=None, squared: bo
         else:
             sums = RunningSums(rows[chunk], order, confidence, correct)
         ends = _equal_mass_ends(confidence, sums, np.maximum(totals[chunk], 1).astype(np.int64), n_bins)
-        at_ends = sums.at(np.concatenate([np.zeros((len(ends), 1), np.int64), ends], axis=1))
-        values[chunk] = _debiased_l2_squared_of_bins(*np.moveaxis(np.diff(at_ends, axis=1), 2, 0))
+        at_ends = sums.at(ends)  # the sums over the first 0 instances are 0: not searched
+        values[chunk] = _debiased_l2_squared_of_bins(*np.moveaxis(np.diff(at_ends, axis=1, prepend=0.0), 2, 0))
     if not squared:
         values = np.sqrt(np.maximum(values, 0.0))
     values[totals == 0] = np.nan  # a replicate that draws no instance

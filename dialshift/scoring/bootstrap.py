@@ -154,12 +154,16 @@ def paired_replicates(samples: dict[str, Sample], replicates: int = 1000, seed: 
                 weights = weights.T
                 if sample.batched:
                     for metric, values in sample.statistic(weights).items():
-                        draws[name].setdefault(metric, []).extend(np.atleast_1d(values).tolist())
+                        # a copy: a statistic may return a view of memory its next call reuses
+                        draws[name].setdefault(metric, []).append(np.array(values, dtype=np.float64, ndmin=1))
                     continue
+                values = {}
                 for row in weights:
                     for metric, value in sample.statistic(row).items():
-                        draws[name].setdefault(metric, []).append(value)
-    return {name: {metric: np.asarray(values, dtype=np.float64) for metric, values in metrics.items()}
+                        values.setdefault(metric, []).append(value)
+                for metric, column in values.items():
+                    draws[name].setdefault(metric, []).append(np.asarray(column, dtype=np.float64))
+    return {name: {metric: np.concatenate(parts) for metric, parts in metrics.items()}
             for name, metrics in draws.items()}
 
 

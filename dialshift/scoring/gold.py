@@ -151,6 +151,9 @@ class Gold:
 
 
 LENGTH = re.compile(r"len\((\w+)\)")
+#: The parquet paths of a list column's elements under its name, as pyarrow writes them (``list.element`` since
+#: pyarrow 13, ``list.item`` before).
+LIST_ELEMENTS = ("list.element", "list.item")
 
 
 def load_gold(folder, config: str, split: str, columns, *, files: dict | None = None, max_instances=None,
@@ -186,7 +189,11 @@ def load_gold(folder, config: str, split: str, columns, *, files: dict | None = 
             if missing:
                 raise DialshiftError(f"{path}: no gold column {missing[0]!r} (columns: {', '.join(names)}); is "
                                      f"config {config!r} built for this task?")
-            part = pq.read_table(path, columns=wanted)
+            # a list read only for its lengths: its strings as dictionary indices where the file stored them so (the
+            # same lengths without building every string; a path that matches no column is ignored)
+            counted = set(lengths.values()) - set(plain)
+            part = pq.read_table(path, columns=wanted, read_dictionary=[
+                f"{source}.{inner}" for source in sorted(counted) for inner in LIST_ELEMENTS])
             for name, source in lengths.items():  # keep the lengths, not the lists
                 part = part.append_column(name, pc.list_value_length(part.column(source)).cast(pa.int64()))
             tables.append(part.select(["id", *plain, *lengths]))
