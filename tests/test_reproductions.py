@@ -104,7 +104,7 @@ def tamper_summary(generator, capsys) -> None:
     one line, once any count of that summary changes or the file goes; rendering writes it back."""
     original = generator.SUMMARY.read_text(encoding="utf-8")
     summary = json.loads(original)
-    changes = [lambda s: s["outcomes"].update({"reproduced": 1}), lambda s: s.update(cells=s["cells"] + 1),
+    changes = [lambda s: s["outcomes"].update(reproduced=s["outcomes"].get("reproduced", 0) + 1), lambda s: s.update(cells=s["cells"] + 1),
                lambda s: s["groups"][0].update(seeds=[s["groups"][0]["seeds"][0] + 1]),
                lambda s: s["cost"].update(runs=s["cost"]["runs"] + 1)]
     for change in changes:

@@ -182,6 +182,7 @@ def synthetic_real_env(folder: Path, right: dict) -> None:
     summary = {"config": "kor_chitchat", "split": "test", "pool_splits": ["test"], "pool_size": 9,
                "split_instances": 8, "k": 2, "candidates_per_instance": 3}
     (folder / "run.json").write_text(json.dumps({"retrieval": summary}))
+    (folder / "command.json").write_text(json.dumps({"commit": "abc", "cpu_seconds": 3.0, "wall_seconds": 60.0}))
     for (variant, seed), count in right.items():
         out = folder / "rerank" / f"{variant}-seed{seed}"
         out.mkdir(parents=True)
@@ -222,6 +223,7 @@ def test_rerank_scores_the_candidates_with_a_trained_model_and_refuses_a_misname
     rows, summary = retrieval.retrieve(dataset, bi_encoder, k=3, pool_splits=("train", "test"), progress=False)
     retrieval.write_candidates(folder, rows)
     (folder / "run.json").write_text(json.dumps({"retrieval": summary}))
+    (folder / "command.json").write_text(json.dumps({"commit": "c0ffee", "cpu_seconds": 3.0, "wall_seconds": 60.0}))
     (model / "command.json").write_text(json.dumps({"commit": "c0ffee", "threads": 1, "cpu_seconds": 2.0}))
     [out] = han.rerank(dataset, [("baseline", str(model))], folder)
     assert out == folder / "rerank" / "baseline-seed0"
