@@ -132,6 +132,8 @@ def main(argv=None) -> int:
     parser.add_argument("--records", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("folders", nargs="*", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats: expected a positive number of runs, got {args.repeats}")
     if args.worker:
         print(json.dumps(worker(args.folders, args.dataset, args.bootstrap, args.records)))
         return 0

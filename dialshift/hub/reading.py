@@ -34,13 +34,18 @@ def read_card(folder):
 _CARD_CACHE: dict = {}
 
 
+def _cache_key(path: Path) -> tuple:
+    """A card file's identity for the caches: (path, inode, size, mtime)."""
+    stat = path.stat()
+    return str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def load_card(path: Path):
     import copy
 
     from huggingface_hub import DatasetCard
 
-    stat = path.stat()
-    key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    key = _cache_key(path)
     if key in _CARD_CACHE:
         return copy.deepcopy(_CARD_CACHE[key])  # a copy: callers may edit and save theirs
     try:
@@ -62,22 +67,18 @@ def card_fields(folder) -> dict:
     only** (the read-only readers below use it; :func:`read_card` gives a private copy to edit). It spares the two
     deep copies of a full build's front matter that ``read_card(folder).data.to_dict()`` makes on every call."""
     path = Path(folder) / README
+    fields = None
     if path.is_file():
-        stat = path.stat()
-        key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        key = _cache_key(path)
         if key in _FIELDS_CACHE:
             return _FIELDS_CACHE[key]
         fields = _plain_front_matter(path)
-        if fields is not None:
-            _FIELDS_CACHE.clear()
-            _FIELDS_CACHE[key] = fields
-            return fields
-    card = read_card(folder)  # checks the folder (one clear error) and parses the card
-    stat = path.stat()
-    key = (str(path.absolute()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if fields is None:
+        fields = read_card(folder).data.to_dict()  # checks the folder (one clear error) and parses the card
+        key = _cache_key(path)
     _FIELDS_CACHE.clear()
-    _FIELDS_CACHE[key] = card.data.to_dict()
-    return _FIELDS_CACHE[key]
+    _FIELDS_CACHE[key] = fields
+    return fields
 
 
 #: A card's front matter: a first line ``---``, the YAML, a line ``---``.

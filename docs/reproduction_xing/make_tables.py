@@ -458,8 +458,9 @@ def prose_blocks(found: dict, unigram: dict) -> dict[str, str]:
     return {"intro": intro + "\n", "setting": setting + "\n"}
 
 
-def build(root: Path | None = None) -> tuple[str, dict]:
-    """The generated part of the report and the summary the README's status paragraph is rendered from."""
+def build(root: Path | None = None) -> tuple[str, dict, dict[str, str]]:
+    """The generated part of the report, the summary the README's status paragraph is rendered from, and the prose
+    blocks (:func:`prose_blocks`)."""
     found = collect(root)
     if not found:
         raise RunFileError(root or RUNS, "holds no <variant>/seed_<s>/ run folder; run collect.py")
@@ -518,7 +519,7 @@ def build(root: Path | None = None) -> tuple[str, dict]:
              f"Within one variant ({summary(more)}):", "", *within, "",
              *perplexity_row(found, unigram), "",
              "## What ran and what it cost (generated)", "", *runs_table(found)]
-    return "\n".join(lines) + "\n", summary_data
+    return "\n".join(lines) + "\n", summary_data, prose_blocks(found, unigram)
 
 
 def generate(root: Path | None = None) -> str:
@@ -565,8 +566,7 @@ def main(argv=None) -> int:
     if args.unigram and reports.write_json(UNIGRAM, compute_unigram, args.unigram):
         return 2
     try:
-        generated, summary_data = build()
-        blocks = prose_blocks(collect(), read_json(UNIGRAM))
+        generated, summary_data, blocks = build()
     except DialshiftError as error:
         print(f"make_tables.py: error: {error}", file=sys.stderr)
         return 2
