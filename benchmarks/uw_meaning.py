@@ -1,8 +1,8 @@
 """Benchmark: the meaning-keeping Unknown Word mode on a corpus it was not designed on: rows kept, speed, a sample.
 
     python benchmarks/uw_meaning.py [--corpus ubuntu_irc|dailydialog] [--ratio 0.3] [--rounding ceil]
-                                    [--instances N] [--sample 50] [--sample-seed 0] [--sample-out FILE]
-                                    [--data-dir DIR]
+                                    [--fit minilm|none|FOLDER] [--instances N] [--sample 50]
+                                    [--sample-seed 0] [--sample-out FILE] [--data-dir DIR]
 
 Rows: every prefix of the corpus's test dialogues (messages 1..k, k < length) as a context, the first
 ``--instances`` of them (all by default); the vocabulary ("unknown" = unseen in it) is the same corpus's training
@@ -11,10 +11,11 @@ test contexts) is the foreign corpus: no UW rule was tuned on it; ``dailydialog`
 
 Prints rows kept (and why the others were not), the instances per second of the cold call without disk cache
 (``for_corpus`` then ``shift_dataset``, the table's disk cache in a fresh folder; split into counting the vocabulary,
-filling the table and shifting), of a second call in the same process (the table in memory) and of the cold call
-with the disk cache filled (issue 34's measure: a fresh process, the time from ``for_corpus`` to the shifted rows,
-the vocabulary and the cached table included; the process's imports, timed and printed apart, and interpreter
-start-up not), with the load average, and writes a seeded sample of
+filling the table, the contextual check (``--fit``, the mode's ``fit``: scoring every synonym in its context,
+:mod:`dialshift.shifts.fit`) and shifting), of a second call in the same process (the table in memory) and of the cold
+call with the disk cache filled (issue 34's measure: a fresh process, the time from ``for_corpus`` to the shifted rows,
+the vocabulary, the cached table and the cached fit scores included; the process's imports, timed and printed apart,
+and interpreter start-up not), with the load average, and writes a seeded sample of
 ``--sample`` replacements in context (``dialshift.shifts.lexical.sample_replacements``) as a markdown table whose
 verdict column is left for a reader (``benchmarks/uw_meaning_sample.md`` is that table for Ubuntu IRC, judged).
 """
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 TARGET = 0.90
+#: Libraries a cold call with a filled disk cache should not import.
+HEAVY = ("nltk", "scipy", "sklearn", "torch", "transformers")
 
 
 def corpus_rows(name: str, data_dir: Path, limit: int | None) -> tuple[list[str], list[dict]]:
@@ -51,7 +54,7 @@ def corpus_rows(name: str, data_dir: Path, limit: int | None) -> tuple[list[str]
 def fresh_process_call(train: list[str], rows: list[dict], cache: str, params: dict, results) -> None:
     """In a spawned process: import ``datasets`` and ``dialshift.shifts``, then the first UW call (``for_corpus`` and
     ``shift_dataset``) with the disk cache ``cache``; put the seconds of the imports and of the call, and the heavy
-    libraries the process imported (none of NLTK, SciPy and scikit-learn when the cache holds every word), into
+    libraries the process imported (none of :data:`HEAVY` when the cache holds every word and every fit), into
     ``results``."""
     start = time.perf_counter()
     from datasets import Dataset, disable_progress_bars
@@ -65,7 +68,7 @@ def fresh_process_call(train: list[str], rows: list[dict], cache: str, params: d
     shift = UnknownWord.for_corpus(train, cache=cache, **params)
     shift_dataset(data, shift)
     done = time.perf_counter()
-    heavy = [name for name in ("nltk", "scipy", "sklearn") if name in sys.modules]
+    heavy = [name for name in HEAVY if name in sys.modules]
     results.put((imported - start, done - called, heavy))
 
 
@@ -86,6 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounding", default="ceil", choices=("floor", "round", "ceil"))
     parser.add_argument("--unseen", choices=("required", "preferred", "optional"),
                         help="the mode's unseen rule (default: the mode's default, preferred)")
+    parser.add_argument("--fit", help="the mode's contextual check: minilm, none or a model folder (default: the "
+                                      "mode's default, minilm)")
     parser.add_argument("--instances", type=int, help="at most this many contexts (default: all)")
     parser.add_argument("--sample", type=int, default=50, help="replacements in the sample (default 50)")
     parser.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0, the judged one)")
@@ -100,7 +105,7 @@ def main(argv=None) -> int:
 
     from dialshift.data_dir import resolve_data_dir
     from dialshift.shifts import UnknownWord, shift_dataset
-    from dialshift.shifts.lexical import sample_replacements
+    from dialshift.shifts.lexical import prepare_synonyms, sample_replacements
 
     datasets.disable_progress_bars()
     datasets.disable_caching()
@@ -109,6 +114,8 @@ def main(argv=None) -> int:
     params = {"ratio": args.ratio, "rounding": args.rounding, "mode": "meaning"}
     if args.unseen:
         params["unseen"] = args.unseen
+    if args.fit:
+        params["fit"] = args.fit
     rates, parts = {}, {}
     for name in ("cold call, no disk cache", "second call (warm table)"):
         data = Dataset.from_list(rows)
@@ -116,8 +123,11 @@ def main(argv=None) -> int:
         if name.startswith("cold"):
             shift = UnknownWord.for_corpus(train, cache=cache, **params)
             parts["vocabulary (for_corpus)"] = time.perf_counter() - start
-            shift.prepare([row["context"] for row in rows])  # shift_dataset's own prepare then finds the table full
+            contexts = [row["context"] for row in rows]
+            prepare_synonyms(shift.synonyms, contexts)  # shift_dataset's own prepare then finds the table full
             parts["table (WordNet import, open, fill)"] = time.perf_counter() - start - parts["vocabulary (for_corpus)"]
+            shift.prepare(contexts)  # the table full: the contextual check of every turn
+            parts["contextual check (fit)"] = time.perf_counter() - start - sum(parts.values())
         shifted, report = shift_dataset(data, shift, return_report=True)
         rates[name] = len(rows) / (time.perf_counter() - start)
         if name.startswith("cold"):
@@ -133,7 +143,9 @@ def main(argv=None) -> int:
     rates["cold call, disk cache filled"] = len(rows) / seconds
     kept = report.shifted / max(report.rows, 1)
     verdict = "meets" if kept >= TARGET else "misses"
-    print(f"UW mode=meaning unseen={shift.params.unseen} ratio={args.ratio} rounding={args.rounding} on "
+    fit = shift.params.fit if shift.params.fit == "none" else \
+        f"{shift.params.fit} (fit_min {shift.params.fit_min}, fit_prefer {shift.params.fit_prefer})"
+    print(f"UW mode=meaning unseen={shift.params.unseen} fit={fit} ratio={args.ratio} rounding={args.rounding} on "
           f"{args.corpus} (vocabulary: its training split, {len(shift.synonyms.vocabulary.counts):,} distinct tokens)")
     print(f"  rows kept: {report.shifted:,} of {report.rows:,} ({kept:.1%}; {verdict} the {TARGET:.0%} target)")
     for reason, count in sorted(report.skipped.items()):
@@ -144,7 +156,7 @@ def main(argv=None) -> int:
         print(f"  {name:<36} {rate:>9,.0f} instances/s")
     print(f"  (cold call: a fresh process, from for_corpus to the shifted rows; its imports of datasets and "
           f"dialshift.shifts took {import_seconds:.1f} s before it; it imported "
-          f"{', '.join(heavy) if heavy else 'none of NLTK, SciPy, scikit-learn'}; "
+          f"{', '.join(heavy) if heavy else 'none of ' + ', '.join(HEAVY)}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     print("  cold call without disk cache, seconds: "
           + ", ".join(f"{part} {taken:.1f}" for part, taken in parts.items())

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, chain
+from pathlib import Path
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
@@ -65,6 +66,11 @@ from dialshift.shifts.words import (
 )
 
 _WORD_CHAR = re.compile(r"\w")
+#: The meaning mode's contextual check (:mod:`dialshift.shifts.fit`): its encoder, the fit under which a synonym does
+#: not fit its context, and the fit from which a word is a preferred target. Set on the judged replacements of
+#: ``benchmarks/uw_fit_dev.jsonl`` (``docs/uw_audit.md``): 22-47 % of the synonyms fitting under 0.7 were plausible,
+#: 84-95 % of those over it; under 0.25 a synonym leaves fewer than 90 % of Ubuntu IRC's test contexts shifted.
+DEFAULT_FIT, FIT_MIN, FIT_PREFER = "minilm", 0.25, 0.75
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -81,10 +87,11 @@ def _tokenized(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...],
     return tuple(tokenize(text)), tuple(spans), inside
 
 
-def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, ...], int, tuple[bool, ...]]:
+def meaning_turn(synonyms: SynonymTable, text: str) -> tuple:
     """Under the meaning mode, one turn's replacement of each word (None: no target), how many of its words the
-    ratio counts and whether each word is a target; all depend on the turn's text alone, so they are computed once
-    per distinct turn (a dialogue's prefixes share their turns)."""
+    ratio counts, whether each word is a target and whether its reading has a clear most frequent sense
+    (:func:`dialshift.shifts.meaning.is_clear`); all depend on the turn's text alone, so they are computed once per
+    distinct turn (a dialogue's prefixes share their turns)."""
     found = synonyms.turns.get(text)
     if found is None:
         tokens, spans, inside = _tokenized(text)
@@ -93,11 +100,11 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple[tuple[str | None, .
         for index, entry in enumerate(entries):
             if entry is None:
                 continue
-            if index in inside or glued(text, spans[index]):
-                choices.append(None)
-                continue
-            choices.append(context_choice(tokens, index, entry, entries))
-            counted += is_counted(tokens, index, entry, entries)
+            choice = None
+            if index not in inside and not glued(text, spans[index]):
+                choice = context_choice(tokens, index, entry, entries)
+                counted += is_counted(tokens, index, entry, entries)
+            choices.append(choice)
         found = synonyms.turns[text] = (tuple(choices), counted, tuple(choice is not None for choice in choices))
     return found
 
@@ -190,6 +197,13 @@ class RatioParams(WordRules):
                 "(default floor, the paper's; ceil in mode=meaning, so a short context gets one target)"})
     base: str = field(default="tokens", metadata={
         "help": f"what the ratio counts in mode=paper: {', '.join(BASES)} (tokens: the build's rule)"})
+    fit: str = field(default=None, metadata={
+        "help": "mode=meaning only: the encoder that checks each synonym in its context (dialshift.shifts.fit): "
+                "minilm (unset: the default; the [train] extra), a model folder, or none (no check)"})
+    fit_min: float = field(default=None, metadata={
+        "help": f"with fit: a synonym whose fit is under this is no target (unset: {FIT_MIN})"})
+    fit_prefer: float = field(default=None, metadata={
+        "help": f"with fit: targets are drawn first among words whose synonym fits this well (unset: {FIT_PREFER})"})
 
     def __post_init__(self):
         super().__post_init__()
@@ -201,6 +215,41 @@ class RatioParams(WordRules):
         if self.mode == "meaning" and self.base != "tokens":
             raise ParameterError(f"parameter base={self.base} applies to mode=paper only; mode=meaning counts the "
                                  "context's content words")
+        self.check_fit()
+
+    def check_fit(self) -> None:
+        """Resolve and check ``fit``, ``fit_min`` and ``fit_prefer`` (mode=meaning only; the thresholds only with a
+        model), before anything is loaded."""
+        thresholds = {"fit_min": self.fit_min, "fit_prefer": self.fit_prefer}
+        if self.mode != "meaning":
+            given = [name for name, value in {"fit": self.fit, **thresholds}.items() if value is not None]
+            if given:
+                raise ParameterError(f"parameter {given[0]} applies to mode=meaning only (drop it, or add "
+                                     "mode=meaning)")
+            return
+        fit = DEFAULT_FIT if self.fit is None else self.fit
+        if not isinstance(fit, str) or not fit.strip():
+            raise ParameterError(f"parameter fit must be minilm, none or a model folder, got {self.fit!r}")
+        object.__setattr__(self, "fit", fit)
+        if fit == "none":
+            given = [name for name, value in thresholds.items() if value is not None]
+            if given:
+                raise ParameterError(f"parameter {given[0]} applies with a fit model only; fit=none checks nothing")
+            return
+        from dialshift.shifts.fit import check_available
+
+        try:
+            check_available(fit)
+        except DialshiftError as error:
+            raise ParameterError(str(error)) from None
+        defaults = {"fit_min": FIT_MIN, "fit_prefer": FIT_PREFER}
+        for name, value in thresholds.items():
+            value = defaults[name] if value is None else value
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1 <= value <= 1:
+                raise ParameterError(f"parameter {name} must be a cosine similarity in [-1, 1], got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.fit_min > self.fit_prefer:
+            raise ParameterError(f"parameter fit_min ({self.fit_min}) must not exceed fit_prefer ({self.fit_prefer})")
 
 
 class UnknownWord(Shift):
@@ -220,6 +269,8 @@ class UnknownWord(Shift):
     def __init__(self, params=None, *, synonyms: SynonymTable, **kwargs):
         super().__init__(params, **kwargs)
         self.synonyms = synonyms.with_rules(self.params)
+        self._fitted: dict[str, tuple] = {}  # turn text -> its record under the contextual check (fitted_turns)
+        self._fit = None
 
     @classmethod
     def for_corpus(cls, training_texts: Iterable[str], case_sensitive: bool = False, wordnet=None, cache=True,
@@ -249,16 +300,20 @@ class UnknownWord(Shift):
                 choices: Sequence[str | None] | None = None) -> list[int] | Skipped:
         """The targets (indices into the context's words) or why there are none; ``choices`` are the context's
         :meth:`TokenizedContext.choices` when already computed."""
-        if choices is None and self.params.mode == "paper":
+        if self.params.mode == "meaning":  # each turn's targets, computed once per distinct turn
+            records = self.fitted_turns(context.turns)
+            return self.select(sum(record[1] for record in records), list(chain.from_iterable(r[2] for r in records)),
+                               rng, self.preferred(records))
+        if choices is None:
             replaceable = context.replaceable(self.synonyms)
-        elif self.params.mode == "meaning":  # each turn's targets, computed once per distinct turn
-            replaceable = list(chain.from_iterable(meaning_turn(self.synonyms, text)[2] for text in context.turns))
         else:
-            replaceable = [choice is not None for choice in (choices or context.choices(self.synonyms))]
+            replaceable = [choice is not None for choice in choices]
         return self.select(context.ratio_base(self.synonyms, self.params.base), replaceable, rng)
 
-    def select(self, base: int, replaceable: Sequence[bool], rng: InstanceRandom) -> list[int] | Skipped:
-        """The targets among words whose ``replaceable`` flags are given, for a ratio ``base``, or why none."""
+    def select(self, base: int, replaceable: Sequence[bool], rng: InstanceRandom,
+               preferred: Sequence[bool] | None = None) -> list[int] | Skipped:
+        """The targets among words whose ``replaceable`` flags are given, for a ratio ``base``, or why none; the
+        ``preferred`` words first (the contextual check's)."""
         params = self.params
         unit = "content words" if params.mode == "meaning" else "tokens"
         needed, found = target_count(base, params.ratio, params.rounding), sum(replaceable)
@@ -268,17 +323,74 @@ class UnknownWord(Shift):
             return Skipped("no_eligible_word", f"none of the {len(replaceable)} words has an unknown synonym")
         if found < needed:
             return Skipped("below_ratio", f"{found} replaceable words, {needed} needed")
-        return ratio_targets(base, replaceable, params.ratio, rng(self.key), params.rounding)
+        return ratio_targets(base, replaceable, params.ratio, rng(self.key), params.rounding, preferred)
 
     def replacer(self, rng: InstanceRandom, choices: Sequence[str | None] | None = None) -> Callable | Sequence:
         """The replacement of each target: the word's synonym (the table's, or ``choices``, those in this context)."""
         return self.synonyms.replace if choices is None else choices
 
     def resource_digest(self) -> str:
-        return synonym_table_digest(self.synonyms)
+        if self.context_fit() is None:
+            return synonym_table_digest(self.synonyms)
+        return digest(synonym_table_digest(self.synonyms), self.context_fit().fingerprint())
 
     def prepare(self, dialogues, num_proc: int = 1) -> None:
+        dialogues = list(dialogues)
         prepare_synonyms(self.synonyms, dialogues, num_proc)
+        if self.params.mode == "meaning":  # every turn's synonyms scored in context in one batched pass
+            self.fitted_turns(sorted({turn for dialogue in dialogues for turn in dialogue}))
+
+    def context_fit(self):
+        """The contextual check's scorer (:class:`~dialshift.shifts.fit.ContextFit`), or None without one; its disk
+        cache is the synonym table's folder's ``fit`` subfolder."""
+        fit = self.params.fit if self.params.mode == "meaning" else None
+        if fit in (None, "none"):
+            return None
+        if self._fit is None:
+            from dialshift.shifts.fit import context_fit
+
+            store = self.synonyms.store
+            self._fit = context_fit(fit, None if store is None else str(Path(store.directory) / "fit"))
+        return self._fit
+
+    def fitted_turns(self, texts: Sequence[str]) -> list[tuple]:
+        """Each turn's record under the meaning mode and the contextual check: its replacement per word (None: no
+        target), how many of its words the ratio counts, whether each word is a target and whether it is a preferred
+        one (None without a check). A synonym whose fit (:mod:`dialshift.shifts.fit`) is under ``fit_min`` does not
+        fit its context: its word is no target and not counted; a word whose synonym fits at least ``fit_prefer``
+        and whose reading has a clear most frequent sense (:func:`dialshift.shifts.meaning.clear_sense`) is
+        preferred.
+        The turns not seen before are scored together, in one batched pass."""
+        new = [text for text in dict.fromkeys(texts) if text not in self._fitted]
+        fit = self.context_fit() if new else None
+        if new and fit is None:
+            self._fitted.update((text, (*meaning_turn(self.synonyms, text)[:3], None)) for text in new)
+        elif new:
+            records = {text: meaning_turn(self.synonyms, text) for text in new}
+            items, owners = [], []
+            for text, (choices, _, _) in records.items():
+                tokens = _tokenized(text)[0]
+                for k, index in enumerate(word_indices(tokens)):
+                    if choices[k] is not None:
+                        items.append((tokens, index, choices[k]))
+                        owners.append((text, k))
+            scores = dict(zip(owners, fit.scores(items), strict=True))
+            low, high = self.params.fit_min, self.params.fit_prefer
+            for text, (choices, counted, _) in records.items():
+                fits = [scores.get((text, k)) for k in range(len(choices))]
+                kept = tuple(None if score is None or score < low else choice
+                             for choice, score in zip(choices, fits, strict=True))
+                counted -= sum(score is not None and score < low for score in fits)
+                self._fitted[text] = (kept, counted, tuple(choice is not None for choice in kept),
+                                      tuple(score is not None and score >= high for score in fits))
+        return [self._fitted[text] for text in texts]
+
+    @staticmethod
+    def preferred(records: Sequence[tuple]) -> list[bool] | None:
+        """The preferred flags of a context's words from its turns' records (None without a contextual check)."""
+        if not records or records[0][3] is None:
+            return None
+        return list(chain.from_iterable(record[3] for record in records))
 
     def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
@@ -291,9 +403,9 @@ class UnknownWord(Shift):
         """:meth:`transform` under the meaning mode, from each turn's record (:func:`meaning_turn`, computed once per
         distinct turn): the same result as :meth:`TokenizedContext.replace` of :meth:`targets`, without cutting the
         whole context again for every prefix of a dialogue."""
-        records = [meaning_turn(self.synonyms, text) for text in dialogue]
+        records = self.fitted_turns(dialogue)
         replaceable = list(chain.from_iterable(record[2] for record in records))
-        targets = self.select(sum(record[1] for record in records), replaceable, rng)
+        targets = self.select(sum(record[1] for record in records), replaceable, rng, self.preferred(records))
         if isinstance(targets, Skipped):
             return targets
         choices = list(chain.from_iterable(record[0] for record in records))

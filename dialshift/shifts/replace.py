@@ -180,7 +180,8 @@ DEFAULT_UNSEEN = "preferred"
 BASES = ("tokens", "whitespace", "alnum", "words")
 #: Parameters added after rows were first published, with the default under which they are left out of a row's
 #: ``shift`` description.
-LATER_DEFAULTS = {"mode": "paper", "base": "tokens", "unseen": None}
+LATER_DEFAULTS = {"mode": "paper", "base": "tokens", "unseen": None, "fit": None, "fit_min": None,
+                  "fit_prefer": None}
 
 #: Named rule sets: ``paper`` (Lee et al. as stated, the default) and ``sense`` (the sense-preserving variant).
 UW_RULES = {
@@ -414,13 +415,17 @@ def select_targets(order: Sequence[int], replaceable: Sequence[bool], n: int, re
 
 
 def ratio_targets(num_tokens: int, replaceable: Sequence[bool], ratio: float, rng: np.random.Generator,
-                  rounding: str = "floor") -> list[int] | None:
-    """UW/KW: ``n = floor(ratio x num_tokens)`` targets among the words, visited in a seeded random order."""
+                  rounding: str = "floor", preferred: Sequence[bool] | None = None) -> list[int] | None:
+    """UW/KW: ``n = floor(ratio x num_tokens)`` targets among the words, visited in a seeded random order; with
+    ``preferred`` (one flag per word), the preferred replaceable words first, each group in that order."""
     n = target_count(num_tokens, ratio, rounding)
     if n == 0 or sum(replaceable) < n:
         return None
     order = rng.permutation(len(replaceable))  # the first n replaceable words in this order (select_targets, in numpy)
-    return np.sort(order[np.asarray(replaceable, dtype=bool)[order]][:n]).tolist()
+    eligible = order[np.asarray(replaceable, dtype=bool)[order]]
+    if preferred is not None:
+        eligible = eligible[np.argsort(~np.asarray(preferred, dtype=bool)[eligible], kind="stable")]
+    return np.sort(eligible[:n]).tolist()
 
 
 def importance_buckets(scores: Sequence[Sequence[float]], num_buckets: int = 5) -> list[list[int]]:
