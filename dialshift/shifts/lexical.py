@@ -34,7 +34,7 @@ from pathlib import Path
 
 from dialshift.errors import DialshiftError
 from dialshift.shifts.base import InstanceRandom, ParameterError, Shift, ShiftResult, Skipped, digest
-from dialshift.shifts.meaning import context_choice, glued, is_counted
+from dialshift.shifts.meaning import context_choice, glued, is_clear, is_counted
 from dialshift.shifts.replace import (
     BASES,
     KW_MIN_COUNT,
@@ -70,7 +70,7 @@ _WORD_CHAR = re.compile(r"\w")
 #: not fit its context, and the fit from which a word is a preferred target. Set on the judged replacements of
 #: ``benchmarks/uw_fit_dev.jsonl`` (``docs/uw_audit.md``): 22-47 % of the synonyms fitting under 0.7 were plausible,
 #: 84-95 % of those over it; under 0.25 a synonym leaves fewer than 90 % of Ubuntu IRC's test contexts shifted.
-DEFAULT_FIT, FIT_MIN, FIT_PREFER = "minilm", 0.25, 0.75
+DEFAULT_FIT, FIT_MIN, FIT_PREFER = "minilm", 0.25, 0.8
 
 
 def ratio_name(prefix: str, ratio: float) -> str:
@@ -96,7 +96,7 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple:
     if found is None:
         tokens, spans, inside = _tokenized(text)
         entries = [synonyms.entry(token) if is_word(token) else None for token in tokens]
-        choices, counted = [], 0
+        choices, clear, counted = [], [], 0
         for index, entry in enumerate(entries):
             if entry is None:
                 continue
@@ -105,7 +105,9 @@ def meaning_turn(synonyms: SynonymTable, text: str) -> tuple:
                 choice = context_choice(tokens, index, entry, entries)
                 counted += is_counted(tokens, index, entry, entries)
             choices.append(choice)
-        found = synonyms.turns[text] = (tuple(choices), counted, tuple(choice is not None for choice in choices))
+            clear.append(choice is not None and is_clear(tokens, index, entry))
+        found = synonyms.turns[text] = (tuple(choices), counted, tuple(choice is not None for choice in choices),
+                                        tuple(clear))
     return found
 
 
@@ -368,7 +370,7 @@ class UnknownWord(Shift):
         elif new:
             records = {text: meaning_turn(self.synonyms, text) for text in new}
             items, owners = [], []
-            for text, (choices, _, _) in records.items():
+            for text, (choices, _, _, _) in records.items():
                 tokens = _tokenized(text)[0]
                 for k, index in enumerate(word_indices(tokens)):
                     if choices[k] is not None:
@@ -376,13 +378,14 @@ class UnknownWord(Shift):
                         owners.append((text, k))
             scores = dict(zip(owners, fit.scores(items), strict=True))
             low, high = self.params.fit_min, self.params.fit_prefer
-            for text, (choices, counted, _) in records.items():
+            for text, (choices, counted, _, clear) in records.items():
                 fits = [scores.get((text, k)) for k in range(len(choices))]
                 kept = tuple(None if score is None or score < low else choice
                              for choice, score in zip(choices, fits, strict=True))
                 counted -= sum(score is not None and score < low for score in fits)
                 self._fitted[text] = (kept, counted, tuple(choice is not None for choice in kept),
-                                      tuple(score is not None and score >= high for score in fits))
+                                      tuple(score is not None and score >= high and sure
+                                            for score, sure in zip(fits, clear, strict=True)))
         return [self._fitted[text] for text in texts]
 
     @staticmethod

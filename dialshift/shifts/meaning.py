@@ -74,6 +74,10 @@ MIN_SENSE_COUNT = 3
 #: ``find``: 23 %: no target). A majority (0.5) would drop ``just``, ``think``, ``way``, ``write`` and ``tell`` too,
 #: but keep 86.7 % of the Ubuntu IRC test contexts at ratio 0.3 instead of 91.0 % (``benchmarks/uw_meaning.py``).
 SENSE_SHARE = 0.35
+#: With the contextual check (``fit``), a word whose reading's most frequent sense holds less than this share of its
+#: SemCor uses is a target of last resort: drawn only when no word of a clear sense fits well enough
+#: (:func:`clear_sense`; the check's ``fit_prefer``).
+CLEAR_SHARE = 0.5
 #: A synonym is used in the word's sense at least this share of its own SemCor uses in that part of speech.
 SYNONYM_SHARE = 0.3
 #: ``unseen="preferred"`` takes the most used unseen synonym when it is used at least this share as often in the sense
@@ -128,7 +132,7 @@ def word_entry(table, word: str) -> dict:
     lemmas = sense_rules.dictionary_lemmas(lower) if is_word(lower) else {}
     forms = sorted({lemma.lower() for group in lemmas.values() for lemma in group} - {lower})
     none = {"content": False, "synonyms": {}, "substitutable": [], "dominant": None, "forms": forms, "phrases": [],
-            "complements": {}}
+            "complements": {}, "ambiguous": []}
     if not is_word(lower) or len(lower) < MIN_LETTERS or lower in stop or lower in FUNCTION_WORDS or lower in PARTICLES:
         return none
     if any(lemma in stop for group in lemmas.values() for lemma in group):  # did -> do, saw -> see, does -> do
@@ -143,11 +147,25 @@ def word_entry(table, word: str) -> dict:
     total = sum(counts.values())
     dominant = next((pos for pos in readings if total and counts[pos] >= DOMINANT_SHARE * total), None)
     substitutable = [pos for pos, (_, any_synonym, _) in found.items() if any_synonym]
+    ambiguous = [pos for pos in substitutable if not clear_sense([sense.count for sense in senses if sense.pos == pos])]
     index = sense_rules.phrase_index(table.wordnet) if substitutable else {}
     phrases = sorted({phrase for form in (lower, *forms) for phrase in index.get(form, ())})
     return {"content": bool(readings), "synonyms": {pos: chosen for pos, (chosen, _, _) in found.items()},
             "substitutable": substitutable, "dominant": dominant, "forms": forms,
-            "phrases": [list(phrase) for phrase in phrases], "complements": framed}
+            "phrases": [list(phrase) for phrase in phrases], "complements": framed, "ambiguous": ambiguous}
+
+
+def clear_sense(counts: Sequence[int]) -> bool:
+    """Whether a reading's most frequent sense holds at least :data:`CLEAR_SHARE` of its SemCor uses (``counts``,
+    most frequent first): a reading under it (``just``, ``think``, ``way``: 46 %) passes :data:`SENSE_SHARE` but is
+    often meant in another sense, so the contextual check takes such a word as a target only when no clearer one is
+    left (:func:`is_clear`)."""
+    return bool(counts) and counts[0] >= CLEAR_SHARE * sum(counts)
+
+
+def is_clear(tokens: Sequence[str], index: int, entry: dict) -> bool:
+    """Whether ``tokens[index]``'s reading in its context has a clear most frequent sense (:func:`clear_sense`)."""
+    return context_pos(tokens, index, entry) not in entry["ambiguous"]
 
 
 def reading_synonyms(table, word: str, senses: list, pos: str) -> tuple[str | None, bool, dict]:
