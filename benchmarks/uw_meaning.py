@@ -1,7 +1,8 @@
 """Benchmark: the meaning-keeping Unknown Word mode on a corpus it was not designed on: rows kept, speed, a sample.
 
     python benchmarks/uw_meaning.py [--corpus ubuntu_irc|dailydialog] [--ratio 0.3] [--rounding ceil]
-                                    [--fit minilm|none|FOLDER] [--instances N] [--sample 50]
+                                    [--fit minilm|none|FOLDER] [--fit-min F] [--fit-prefer F]
+                                    [--instances N] [--sample 50]
                                     [--sample-seed 0] [--sample-out FILE] [--data-dir DIR]
 
 Rows: every prefix of the corpus's test dialogues (messages 1..k, k < length) as a context, the first
@@ -15,8 +16,9 @@ filling the table, the contextual check (``--fit``, the mode's ``fit``: scoring 
 :mod:`dialshift.shifts.fit`) and shifting), of a second call in the same process (the table in memory) and of the cold
 call with the disk cache filled (issue 34's measure: a fresh process, the time from ``for_corpus`` to the shifted rows,
 the vocabulary, the cached table and the cached fit scores included; the process's imports, timed and printed apart,
-and interpreter start-up not), with the load average, and writes a seeded sample of
-``--sample`` replacements in context (``dialshift.shifts.lexical.sample_replacements``) as a markdown table whose
+and interpreter start-up not), with the load average, prints how varied the replacements are (distinct word pairs,
+the share of the 10 most frequent) and writes a seeded sample of ``--sample`` replacements in context
+(``dialshift.shifts.lexical.sample_replacements``) as a markdown table whose
 verdict column is left for a reader (``benchmarks/uw_meaning_sample.md`` is that table for Ubuntu IRC, judged).
 """
 
@@ -25,6 +27,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 TARGET = 0.90
@@ -91,6 +94,8 @@ def main(argv=None) -> int:
                         help="the mode's unseen rule (default: the mode's default, preferred)")
     parser.add_argument("--fit", help="the mode's contextual check: minilm, none or a model folder (default: the "
                                       "mode's default, minilm)")
+    parser.add_argument("--fit-min", type=float, help="the check's fit_min (default: the mode's)")
+    parser.add_argument("--fit-prefer", type=float, help="the check's fit_prefer (default: the mode's)")
     parser.add_argument("--instances", type=int, help="at most this many contexts (default: all)")
     parser.add_argument("--sample", type=int, default=50, help="replacements in the sample (default 50)")
     parser.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0, the judged one)")
@@ -114,8 +119,9 @@ def main(argv=None) -> int:
     params = {"ratio": args.ratio, "rounding": args.rounding, "mode": "meaning"}
     if args.unseen:
         params["unseen"] = args.unseen
-    if args.fit:
-        params["fit"] = args.fit
+    for name in ("fit", "fit_min", "fit_prefer"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
     rates, parts = {}, {}
     for name in ("cold call, no disk cache", "second call (warm table)"):
         data = Dataset.from_list(rows)
@@ -150,8 +156,13 @@ def main(argv=None) -> int:
     print(f"  rows kept: {report.shifted:,} of {report.rows:,} ({kept:.1%}; {verdict} the {TARGET:.0%} target)")
     for reason, count in sorted(report.skipped.items()):
         print(f"    not shifted, {reason}: {count:,}")
-    replacements = sum(len(items) for items in shifted["replacements"])
-    print(f"  replacements: {replacements:,} ({replacements / max(report.shifted, 1):.2f} per shifted row)")
+    pairs = Counter((item["original"].lower(), item["replacement"].lower())
+                    for items in shifted["replacements"] for item in items)
+    replacements = sum(pairs.values())
+    print(f"  replacements: {replacements:,} ({replacements / max(report.shifted, 1):.2f} per shifted row); "
+          f"{len(pairs):,} distinct word pairs, the 10 most frequent "
+          f"{sum(n for _, n in pairs.most_common(10)) / max(replacements, 1):.0%} of them: "
+          + ", ".join(f"{a} -> {b} {n:,}" for (a, b), n in pairs.most_common(5)) + ", ...")
     for name, rate in rates.items():
         print(f"  {name:<36} {rate:>9,.0f} instances/s")
     print(f"  (cold call: a fresh process, from for_corpus to the shifted rows; its imports of datasets and "

@@ -9,12 +9,13 @@ Lexical Substitution", call this substitute validation). The encoder reads :data
 word (dialshift's tokens, :func:`dialshift.shifts.words.tokenize`); a fit is rounded to :data:`DECIMALS` decimals, so
 a score read back from the disk cache equals a fresh one.
 
-On the 546 judged replacements of ``benchmarks/uw_meaning_sample.md``'s history (Ubuntu IRC and DailyDialog) the fit
-of all-MiniLM-L6-v2 separates the plausible ones from the others with a ROC AUC of 0.78: 22-47 % of those under 0.7
-are plausible, 84-95 % of those over it (``docs/uw_audit.md``; ``benchmarks/uw_fit_dev.py`` recomputes it). The
-mode uses the fit twice (:class:`~dialshift.shifts.lexical.RatioParams`): a synonym under ``fit_min`` does not fit
-its context at all (the word is then no target and not counted by the ratio), and the targets of a context are drawn
-first among the words whose synonym fits at least ``fit_prefer``.
+On the 546 replacements judged before the check existed (``benchmarks/uw_meaning_sample.md`` and its history: Ubuntu
+IRC and DailyDialog) the fit of all-MiniLM-L6-v2 separates the plausible ones from the others with a ROC AUC of 0.78:
+30-53 % of those under 0.7 were plausible, 83-93 % of those over it (``python benchmarks/uw_fit_dev.py``). The mode
+uses the fit twice (:class:`~dialshift.shifts.lexical.RatioParams`): a synonym under ``fit_min`` does not fit its
+context at all (the word is then no target and not counted by the ratio), and the targets of a context are drawn
+first among the words whose synonym fits at least ``fit_prefer`` and whose reading has a clear most frequent sense
+(:func:`dialshift.shifts.meaning.clear_sense`).
 
 :class:`ContextFit` scores in batches (sorted by length, :data:`BATCH_SIZE` at a time, a progress bar past
 :data:`PROGRESS_FROM` new items) and keeps its scores in memory and, given a folder, on disk

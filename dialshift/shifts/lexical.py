@@ -67,9 +67,11 @@ from dialshift.shifts.words import (
 
 _WORD_CHAR = re.compile(r"\w")
 #: The meaning mode's contextual check (:mod:`dialshift.shifts.fit`): its encoder, the fit under which a synonym does
-#: not fit its context, and the fit from which a word is a preferred target. Set on the judged replacements of
-#: ``benchmarks/uw_fit_dev.jsonl`` (``docs/uw_audit.md``): 22-47 % of the synonyms fitting under 0.7 were plausible,
-#: 84-95 % of those over it; under 0.25 a synonym leaves fewer than 90 % of Ubuntu IRC's test contexts shifted.
+#: not fit its context, and the fit from which a word is a preferred target. On the replacements judged before the
+#: check (``python benchmarks/uw_fit_dev.py``) 30 % of those fitting under 0.25 were plausible, and a higher
+#: ``fit_min`` leaves Ubuntu IRC's test contexts at the 90 % bar of rows kept (0.3: 3,578 of 3,975,
+#: ``benchmarks/uw_meaning.py --fit-min 0.3``); 83-93 % of those fitting 0.7 or more were plausible; 0.8 was set
+#: after fresh samples 8 and 9 (10 of 18 plausible at 0.75-0.8; ``benchmarks/uw_meaning_sample.md``).
 DEFAULT_FIT, FIT_MIN, FIT_PREFER = "minilm", 0.25, 0.8
 
 
