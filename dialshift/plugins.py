@@ -111,8 +111,7 @@ def markdown(plugins: dict[str, list[Plugin]]) -> str:
             lines += ["| shift | description | parameters |", "|---|---|---|"]
             for item in items:
                 declared = shifts[item.name].parameters if item.name in shifts else ()
-                shown = "<br>".join(f"`{p.name}` ({p.domain()}; {'required' if p.required else f'default {p.default}'})"
-                                    for p in declared) or "-"
+                shown = "<br>".join(f"`{p.name}` ({p.domain()}; {p.default_text()})" for p in declared) or "-"
                 lines.append(f"| `{item.name}` | {item.description} | {shown} |")
         else:
             lines += [f"| {SINGULAR[kind]} | description |", "|---|---|"]

@@ -22,15 +22,25 @@ from dataclasses import dataclass, fields
 from dialshift.errors import DialshiftError
 
 SHIFT_ENTRY_POINT_GROUP = "dialshift.shifts"
-#: The ``default`` of a parameter that must be given.
-REQUIRED = None
+
+
+class _Required:
+    """The type of :data:`REQUIRED` (its repr names it in messages)."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The ``default`` of a parameter that must be given (a declared ``default=None`` is optional: unset).
+REQUIRED = _Required()
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 _TYPE_NAMES = {int: "int", float: "float", bool: "bool", str: "str"}
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """A declared shift parameter: ``type`` is int, float, bool or str; ``default`` None means required; a number
+    """A declared shift parameter: ``type`` is int, float, bool or str; ``default`` :data:`REQUIRED` (the default)
+    means it must be given, None that it may be left unset (the shift then picks its own value); a number
     lies in ``minimum`` .. ``maximum`` (either may be None; ``open_minimum``/``open_maximum`` exclude the bound); a
     str (or number) may be limited to ``choices``."""
 
@@ -66,9 +76,14 @@ class Parameter:
             return f"{kind} {'<' if self.open_maximum else '<='} {high:g}"
         return kind
 
+    def default_text(self) -> str:
+        """``required``, ``unset by default`` or ``default VALUE``."""
+        if self.required:
+            return "required"
+        return "unset by default" if self.default is None else f"default {self.default}"
+
     def describe(self) -> str:
-        default = "required" if self.required else f"default {self.default}"
-        return f"{self.name} ({self.domain()}; {default}): {self.help}"
+        return f"{self.name} ({self.domain()}; {self.default_text()}): {self.help}"
 
     def parse(self, text: str):
         """A command-line value (text) as this parameter's type, checked."""
