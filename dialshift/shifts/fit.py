@@ -7,7 +7,10 @@ similarity between the contextual embedding of the word in its utterance and tha
 (the last hidden layer of a BERT-style encoder, the mean of the word's word pieces; Zhou et al. 2019, "BERT-based
 Lexical Substitution", call this substitute validation). The encoder reads :data:`WINDOW` tokens on either side of the
 word (dialshift's tokens, :func:`dialshift.shifts.words.tokenize`); a fit is rounded to :data:`DECIMALS` decimals, so
-a score read back from the disk cache equals a fresh one.
+a score read back from the disk cache equals a fresh one. The same inputs give the same fits, hence the same rows, on
+one machine and library stack; another CPU or torch build may move a fit in its last decimal, and a fit that close to
+``fit_min`` or ``fit_prefer`` may then fall on the other side (the cache's key holds the torch and transformers
+versions).
 
 On the 546 replacements judged before the check existed (``benchmarks/uw_meaning_sample.md`` and its history: Ubuntu
 IRC and DailyDialog) the fit of all-MiniLM-L6-v2 separates the plausible ones from the others with a ROC AUC of 0.78:
