@@ -33,7 +33,7 @@ WORDS = ["cars", "fancy", "like", "the", "did", "saw", "don", "you", "yeah", "pc
 
 
 def meaning(**params):
-    return UnknownWord(synonyms=SynonymTable(WORDNET, TRAIN), mode="meaning", **params)
+    return UnknownWord(synonyms=SynonymTable(WORDNET, TRAIN), mode="meaning", fit="none", **params)
 
 
 def replaced(shift, text, uid="x"):
@@ -75,16 +75,17 @@ def test_meaning_mode_counts_the_ratio_over_content_words():
 
 def test_meaning_mode_is_a_published_parameter_and_the_paper_rows_keep_their_bytes():
     table = SynonymTable(WORDNET, TRAIN)
-    paper, shift = UnknownWord(synonyms=table, ratio=0.3), UnknownWord(synonyms=table, ratio=0.3, mode="meaning")
+    paper = UnknownWord(synonyms=table, ratio=0.3)
+    shift = UnknownWord(synonyms=table, ratio=0.3, mode="meaning", fit="none")
     assert "mode" not in paper.parameters()  # as before the mode existed: published uw_* rows are unchanged
     assert paper.parameters()["rounding"] == "floor"
     assert shift.parameters() == {"ratio": 0.3, "rounding": "ceil", "content_words": True, "senses": 1,
-                                  "inflect": True, "mode": "meaning", "unseen": "preferred"}
+                                  "inflect": True, "mode": "meaning", "unseen": "preferred", "fit": "none"}
     assert "unseen" not in paper.parameters() and "unseen" not in repr(paper)
     assert paper.fingerprint() != shift.fingerprint() and "mode='meaning'" in repr(shift)
     rebuilt = shift_from_description(shift.describe(0), synonyms=table)
     assert rebuilt.params == shift.params and rebuilt.synonyms is shift.synonyms
-    known = KnownWord(synonyms=table, ratio=0.5, mode="meaning", min_count=0, rounding="ceil")
+    known = KnownWord(synonyms=table, ratio=0.5, mode="meaning", fit="none", min_count=0, rounding="ceil")
     kw = known.apply(["cars are fine"], InstanceRandom(0, "x"))
     assert [(r.turn, r.index) for r in kw.replacements] == [(0, 0)]  # UW's content-word target
 
@@ -161,7 +162,7 @@ def test_the_judged_sample_states_what_its_verdicts_count():
 ])
 def test_the_unseen_rule_picks_among_the_synonyms_of_the_dominant_sense(unseen, happy, fancy):
     wordnet = FakeSenseWordNet({**WORDNET.table, "fancy": [("v", {"fancy": 76, "wish": 31, "care": 40})]})
-    shift = UnknownWord(synonyms=SynonymTable(wordnet, TRAIN), mode="meaning", unseen=unseen, ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(wordnet, TRAIN), mode="meaning", fit="none", unseen=unseen, ratio=0.5)
     assert shift.parameters()["unseen"] == unseen
     assert replaced(shift, "they are happy .") == [("happy", happy)]  # "glad" and "care" are training words
     assert replaced(shift, "we fancy it") == [("fancy", fancy)]
@@ -211,10 +212,10 @@ def test_phrases_addressees_and_jargon_are_no_targets(monkeypatch):
     assert not replaced(meaning(ratio=0.5, rounding="ceil"), "a red dress")
     wordnet = FakeSenseWordNet({**WORDNET.table, "kernel": [("n", {"kernel": 3, "meat": 2})]})
     help_channel = Vocabulary(Counter({"kernel": 5000, "car": 10, "the": 200000}))
-    shift = UnknownWord(synonyms=SynonymTable(wordnet, help_channel), mode="meaning", ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(wordnet, help_channel), mode="meaning", fit="none", ratio=0.5)
     assert replaced(shift, "the kernel and the car") == [("car", "automobile")]  # kernel: jargon, not counted
     small = Vocabulary(Counter({"kernel": 50, "car": 1}))  # under MIN_KEYNESS_TOKENS: says nothing about jargon
-    shift = UnknownWord(synonyms=SynonymTable(wordnet, small), mode="meaning", ratio=0.9)
+    shift = UnknownWord(synonyms=SynonymTable(wordnet, small), mode="meaning", fit="none", ratio=0.9)
     assert sorted(replaced(shift, "the kernel and the car")) == [("car", "automobile"), ("kernel", "meat")]
 
 
@@ -242,7 +243,7 @@ def test_a_word_of_a_wordnet_multiword_lemma_with_its_neighbours_is_no_target():
     table = {**WORDNET.table, "hard": [("a", {"hard": 30, "difficult": 20})], "drives": [("n", {"drive": 5})],
              "matter": [("n", {"matter": 30, "affair": 10})]}
     shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, ["hard_drive", "no_matter"]), TRAIN),
-                        mode="meaning", ratio=0.9)
+                        mode="meaning", fit="none", ratio=0.9)
     assert replaced(shift, "a hard task") == [("hard", "difficult")]
     assert replaced(shift, "clone hard drives").reason == "too_few_tokens"  # not counted either
     assert replaced(shift, "no matter what").reason == "too_few_tokens"
@@ -253,7 +254,8 @@ def test_a_synonym_whose_own_most_frequent_sense_is_the_shared_one_comes_first()
     """``guess -> reckon``: *think* is used more in the sense, but it first means something else."""
     guess = ("v", {"guess": 20, "think": 30, "reckon": 5})
     table = {"guess": [guess], "think": [("v", {"think": 50}), guess], "reckon": [guess]}
-    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", fit="none",
+                        ratio=0.5)
     assert replaced(shift, "I guess so") == [("guess", "reckon")]
 
 
@@ -264,7 +266,8 @@ def test_a_verb_before_to_or_an_object_pronoun_takes_a_synonym_with_that_verb_fr
              "tell": [("v", {"tell": 50, "state": 30})]}
     frames = {"want": [8, 28], "desire": [8, 28], "help": [8, 9, 28], "aid": [8, 9], "tell": [8, 26],
               "state": [8, 26]}
-    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", fit="none",
+                        ratio=0.5)
     assert replaced(shift, "we want to go") == [("want", "desire")]
     assert replaced(shift, "we help to go").reason == "too_few_tokens"
     assert replaced(shift, "they help them") == [("help", "aid")]
@@ -277,7 +280,8 @@ def test_a_verb_before_a_thing_or_an_ing_form_takes_a_synonym_with_that_verb_fra
     working`` fails frame 33 (VERB-ing); without a complement both are replaced."""
     table = {"ask": [("v", {"ask": 50, "inquire": 20})], "stops": [("v", {"stop": 50, "halt": 20})]}
     frames = {"ask": [2, 14], "inquire": [2, 14], "stop": [1, 2], "halt": [1, 2]}
-    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table, frames=frames), TRAIN), mode="meaning", fit="none",
+                        ratio=0.5)
     assert replaced(shift, "please ask the question").reason == "too_few_tokens"
     assert replaced(shift, "please ask politely") == [("ask", "inquire")]
     assert replaced(shift, "it stops working").reason == "too_few_tokens"
@@ -286,7 +290,8 @@ def test_a_verb_before_a_thing_or_an_ing_form_takes_a_synonym_with_that_verb_fra
 
 def test_a_noun_next_to_a_word_that_can_only_be_a_noun_is_part_of_a_compound():
     table = {**WORDNET.table, "manager": [("n", {"manager": 30, "director": 10})], "folder": [("n", {"folder": 5})]}
-    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", ratio=0.5)
+    shift = UnknownWord(synonyms=SynonymTable(PhraseWordNet(table), TRAIN), mode="meaning", fit="none",
+                        ratio=0.5)
     assert replaced(shift, "the folder manager").reason == "too_few_tokens"
     assert replaced(shift, "the manager") == [("manager", "director")]
 

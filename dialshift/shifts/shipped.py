@@ -34,6 +34,14 @@ UW_PARAMETERS = (
     Parameter("base", str, "what the ratio counts in mode=paper (tokens: the build's rule)", default="tokens",
               choices=BASES),
     *WORD_RULE_PARAMETERS,
+    Parameter("fit", str, "mode=meaning only: the encoder that checks each synonym in its context (unset: minilm, "
+                          "all-MiniLM-L6-v2 of the [train] extra), a folder holding a transformers encoder, or none "
+                          "(no check)", default=None),
+    Parameter("fit_min", float, "with fit: a synonym whose fit in its context (a cosine similarity) is under this is "
+                                "no target and its word is not counted (unset: 0.25)", default=None, minimum=-1,
+              maximum=1),
+    Parameter("fit_prefer", float, "with fit: targets are drawn first among words of a clear sense whose synonym "
+                                   "fits at least this well (unset: 0.8)", default=None, minimum=-1, maximum=1),
 )
 #: Known Word's parameters (:class:`dialshift.shifts.lexical.KnownParams`): UW's and the replacement rule.
 KW_PARAMETERS = (
