@@ -182,3 +182,19 @@ def test_score_a_subset_scores_only_and_rounded_probabilities(tmp_path, capsys):
                        "--ids", str(tmp_path / "ids.txt"))
     assert code == 0 and part["results"]["mine"]["instances"] == 4 and part["scoring"]["subset"]["ids"] == 4
     assert "**a subset**: only the 4 ids" in (tmp_path / "subset" / "results.md").read_text()
+
+
+@pytest.mark.wordnet
+@pytest.mark.parametrize("params", [["ratio=0.3"], ["ratio=0.3", "mode=meaning", "fit=none"]])
+def test_shift_command_runs_the_word_shift_with_its_ratio_alone(tmp_path, monkeypatch, capsys, params):
+    """``--shift uw --param ratio=0.3`` (the README's line): rounding, unseen and fit are optional parameters."""
+    monkeypatch.setenv("DIALSHIFT_CACHE_DIR", str(tmp_path / "cache"))
+    rows = [{"id": f"t{k}", "context": ["I want to buy a new car because mine is broken", "can you help me today"],
+             "candidates": CANDIDATES, "label": 0} for k in range(3)]
+    for name in ("test", "train"):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    given = [item for param in params for item in ("--param", param)]
+    assert cli(["shift", str(tmp_path / "test.jsonl"), "--train", str(tmp_path / "train.jsonl"), "--shift", "uw",
+                *given, "--name", "my_uw", "--source-name", "my_test", "--out", str(tmp_path / "out")]) == 0
+    assert "3 shifted rows from 3 rows" in capsys.readouterr().out
+    assert set(folder_configs(tmp_path / "out")) == {"my_test", "my_uw"}

@@ -18,7 +18,7 @@ from dialshift.cli import main as cli
 from dialshift.hub import folder_configs
 from dialshift.metrics.installed import metric_folder, metric_names
 from dialshift.scoring.tasks import reset_tasks
-from dialshift.shifts.plugins import installed_shifts
+from dialshift.shifts.plugins import REQUIRED, installed_shifts
 from dialshift.sources import load_source, plugin_sources
 from dialshift.sources import reset as reset_sources
 
@@ -239,7 +239,7 @@ def test_shipped_shift_parameters_match_their_dataclasses():
         assert {item.name for item in plugin.parameters} == set(fields), name
         for item in plugin.parameters:
             default = fields[item.name].default
-            assert item.default == (None if default is dataclasses.MISSING else default), (name, item.name)
+            assert item.default == (REQUIRED if default is dataclasses.MISSING else default), (name, item.name)
 
 
 def test_docs_plugins_md_is_what_dialshift_ships():

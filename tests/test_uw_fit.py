@@ -165,12 +165,15 @@ def test_dialshift_shift_help_lists_the_fit_parameters(capsys):
     assert shown.count("      fit (str") == 2  # uw and kw
 
 
-@pytest.mark.xfail(strict=True, reason="plugins.REQUIRED is None, so a parameter declared with default None "
-                                       "(rounding, unseen, fit, ...) is required: `--param ratio=0.3` alone fails")
 def test_a_word_shift_needs_only_its_ratio_on_the_command_line():
-    from dialshift.shifts.shipped import UnknownWordPlugin
+    """A parameter declared with default None (rounding, unseen, fit, ...) is optional, not required: with
+    ``REQUIRED = None``, ``--param ratio=0.3`` alone asked for rounding."""
+    from dialshift.shifts.shipped import KnownWordPlugin, UnknownWordPlugin
 
     assert UnknownWordPlugin().check({"ratio": 0.3})["fit"] is None
+    assert KnownWordPlugin().check({"ratio": 0.3})["rounding"] is None
+    assert "rounding (str, one of floor, round, ceil; unset by default)" in UnknownWordPlugin().parameter(
+        "rounding").describe()
 
 
 # --- ratio_targets with preferred words -------------------------------------------------------------------------
