@@ -363,8 +363,7 @@ class UnknownWord(Shift):
         one (None without a check). A synonym whose fit (:mod:`dialshift.shifts.fit`) is under ``fit_min`` does not
         fit its context: its word is no target and not counted; a word whose synonym fits at least ``fit_prefer``
         and whose reading has a clear most frequent sense (:func:`dialshift.shifts.meaning.clear_sense`) is
-        preferred.
-        The turns not seen before are scored together, in one batched pass."""
+        preferred. The turns not seen before are scored together, in one batched pass."""
         new = [text for text in dict.fromkeys(texts) if text not in self._fitted]
         fit = self.context_fit() if new else None
         if new and fit is None:
