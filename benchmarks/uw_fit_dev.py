@@ -6,7 +6,8 @@ Reads every judged table of the meaning-keeping Unknown Word mode (``benchmarks/
 the commits of :data:`HISTORY`, read with ``git show``: run it in a clone), scores each replacement with
 :class:`dialshift.shifts.fit.ContextFit` in the utterance the judge read (the marked word put back, the other
 replacements of that utterance left in) and prints, per group of samples, the ROC AUC of the fit for "plausible" and
-the share plausible per fit band. The groups: the samples judged **before the check existed** (the fit thresholds
+the share plausible per fit band, then the current file's samples as drawn with the Wilson 95 % interval of their
+share plausible. The groups: the samples judged **before the check existed** (the fit thresholds
 ``fit_min`` and ``fit_prefer`` were set on them, with the rows they keep on Ubuntu IRC), the samples of the check's
 first state (seeds 8 and 9 of commit 855098d: read to set round 4) and those of round 4 (seeds 10 and 11 of commit
 2a47988: drawn and judged once, after the rules were final). A replacement judged in several tables (the same
@@ -105,8 +106,27 @@ def main(argv=None) -> int:
             inside = [ok for ok, fit in zip(plausible, fits, strict=True) if low <= fit < high]
             cells.append(f"{sum(inside)} / {len(inside)}" if inside else "-")
         print(f"| {group} | {len(rows)} | {sum(plausible) / len(rows):.0%} | {auc:.2f} | " + " | ".join(cells) + " |")
+    print()
+    print_samples()
     return 0
 
+
+def print_samples() -> None:
+    """The judged tables of the current sample file as drawn (a context drawn twice counts twice), the seeds of one
+    set of rules together, with the Wilson 95 % interval of their share plausible."""
+    from scipy.stats import binomtest
+
+    rules: dict[str, list] = {}
+    for title, rows in judged_tables((ROOT / SAMPLES).read_text(encoding="utf-8")):
+        found = re.search(r"`ratio=0.3`, (.*), sample seed (\d+)", title)
+        rules.setdefault(found[1], []).append((found[2], sum(row["plausible"] for row in rows), len(rows)))
+    print("| rules (`benchmarks/uw_meaning_sample.md`) | plausible, as drawn | Wilson 95 % |")
+    print("|---|---:|---:|")
+    for name, counts in rules.items():
+        plausible, judged = sum(k for _, k, _ in counts), sum(n for _, _, n in counts)
+        low, high = binomtest(plausible, judged).proportion_ci(method="wilson")
+        seeds = " + ".join(f"{k} (seed {seed})" for seed, k, _ in counts)
+        print(f"| {name} | {seeds} = {plausible} of {judged} | {low:.0%}-{high:.0%} |")
 
 if __name__ == "__main__":
     sys.exit(main())
