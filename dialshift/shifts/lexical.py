@@ -305,9 +305,7 @@ class UnknownWord(Shift):
         """The targets (indices into the context's words) or why there are none; ``choices`` are the context's
         :meth:`TokenizedContext.choices` when already computed."""
         if self.params.mode == "meaning":  # each turn's targets, computed once per distinct turn
-            records = self.fitted_turns(context.turns)
-            return self.select(sum(record[1] for record in records), list(chain.from_iterable(r[2] for r in records)),
-                               rng, self.preferred(records))
+            return self.meaning_select(self.fitted_turns(context.turns), rng)
         if choices is None:
             replaceable = context.replaceable(self.synonyms)
         else:
@@ -334,9 +332,9 @@ class UnknownWord(Shift):
         return self.synonyms.replace if choices is None else choices
 
     def resource_digest(self) -> str:
-        if self.context_fit() is None:
-            return synonym_table_digest(self.synonyms)
-        return digest(synonym_table_digest(self.synonyms), self.context_fit().fingerprint())
+        fit = self.context_fit()
+        table = synonym_table_digest(self.synonyms)
+        return table if fit is None else digest(table, fit.fingerprint())
 
     def prepare(self, dialogues, num_proc: int = 1) -> None:
         dialogues = list(dialogues)
@@ -389,12 +387,13 @@ class UnknownWord(Shift):
                                             for score, sure in zip(fits, clear, strict=True)))
         return [self._fitted[text] for text in texts]
 
-    @staticmethod
-    def preferred(records: Sequence[tuple]) -> list[bool] | None:
-        """The preferred flags of a context's words from its turns' records (None without a contextual check)."""
-        if not records or records[0][3] is None:
-            return None
-        return list(chain.from_iterable(record[3] for record in records))
+    def meaning_select(self, records: Sequence[tuple], rng: InstanceRandom) -> list[int] | Skipped:
+        """:meth:`select` from a context's turn records (:meth:`fitted_turns`): their counts, target flags and, with
+        the contextual check, preferred flags."""
+        preferred = None if not records or records[0][3] is None else \
+            list(chain.from_iterable(record[3] for record in records))
+        return self.select(sum(record[1] for record in records),
+                           list(chain.from_iterable(record[2] for record in records)), rng, preferred)
 
     def transform(self, dialogue: tuple[str, ...], rng: InstanceRandom) -> ShiftResult | Skipped:
         context = TokenizedContext.of(dialogue)
@@ -408,8 +407,7 @@ class UnknownWord(Shift):
         distinct turn): the same result as :meth:`TokenizedContext.replace` of :meth:`targets`, without cutting the
         whole context again for every prefix of a dialogue."""
         records = self.fitted_turns(dialogue)
-        replaceable = list(chain.from_iterable(record[2] for record in records))
-        targets = self.select(sum(record[1] for record in records), replaceable, rng, self.preferred(records))
+        targets = self.meaning_select(records, rng)
         if isinstance(targets, Skipped):
             return targets
         choices = list(chain.from_iterable(record[0] for record in records))
